@@ -1,0 +1,113 @@
+"""The conditional auction of clause (b) and the proviso for unsold cattle."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from webapp.casefile import Bid, Dispatch, Sale
+
+from . import handler
+from .context import HandlerContext
+
+
+def _auction(ctx: HandlerContext):
+    auction = ctx.case_file.auction
+    if auction is None:
+        raise RuntimeError("no conditional auction is open for this case")
+    return auction
+
+
+@handler("auction.evaluate_bid", clause="Rule 130(b) Note")
+def evaluate_bid(ctx: HandlerContext) -> dict[str, Any]:
+    """Record the bid of form ``record_bid`` (bidder, amount in rupees) and compare it with the full price.
+
+    Returns: ``{"full_price_reached": bool}``; true closes the auction at once (Note to (b)).
+    """
+    form = ctx.form("record_bid")
+    bid = Bid(bidder=str(form["bidder"]), amount=Decimal(str(form["amount"])), at=ctx.now, day=ctx.today)
+    _auction(ctx).bids.append(bid)
+    full_price = ctx.case_file.notice.full_price
+    return {"full_price_reached": bid.amount >= full_price}
+
+
+def _sell(ctx: HandlerContext, bid: Bid, kind: str, day) -> dict[str, Any]:
+    cf = ctx.case_file
+    auction = _auction(ctx)
+    auction.status, auction.closed_on = "sold", day
+    cf.sale = Sale(buyer=bid.bidder, amount=bid.amount, day=day, kind=kind, auction_round=auction.round)
+    ctx.ledger.post("buyer", "suspense", bid.amount, kind="auction_money", clause="Rule 130(b)",
+                    memo=f"auction money from {bid.bidder}")
+    return {"buyer": bid.bidder, "amount": f"{bid.amount:.2f}", "day": day.isoformat()}
+
+
+@handler("auction.conclude_sale", clause="Rule 130(b)")
+def conclude_sale(ctx: HandlerContext) -> dict[str, Any]:
+    """The bid at full price is the conditional sale; its money goes to the suspense account.
+
+    Returns: ``{"buyer", "amount" (rupees, text), "day" (local date)}``.
+    """
+    bid = _auction(ctx).bids[-1]
+    return _sell(ctx, bid, "full_price", bid.day)
+
+
+@handler("auction.close_unsold", clause="Rule 130(b) proviso")
+def close_unsold(ctx: HandlerContext) -> dict[str, Any]:
+    """The third day ended without a bid at full price: the auction closes unsold; the sarpanch decides.
+
+    Returns: ``{"has_bids": bool}``.
+    """
+    auction = _auction(ctx)
+    auction.status, auction.closed_on = "unsold", auction.last_day
+    ctx.notify(["sarpanch"], "auction_unsold")
+    return {"has_bids": bool(auction.bids)}
+
+
+@handler("auction.accept_highest_bid", clause="Rule 130(b) proviso (reading)")
+def accept_highest_bid(ctx: HandlerContext) -> dict[str, Any]:
+    """The sarpanch accepts the highest bid; the day of acceptance is the sale day."""
+    bid = _auction(ctx).highest_bid()
+    if bid is None:
+        raise RuntimeError("there is no bid to accept")
+    return _sell(ctx, bid, "accepted_highest_bid", ctx.today)
+
+
+@handler("auction.dispatch", clause="Rule 130(b) proviso")
+def dispatch(ctx: HandlerContext) -> dict[str, Any]:
+    """Send the unsold cattle (form ``decide_unsold``: choice, receiver) to the receiving officer.
+
+    The dispatch day ends the pound's custody. Returns: ``{"receiver", "day"}``.
+    """
+    form = ctx.form("decide_unsold")
+    auction = _auction(ctx)
+    auction.status = "dispatched"
+    ctx.case_file.dispatch = Dispatch(send_to=form["choice"], receiver=form["receiver"],
+                                      receiver_user_id=form.get("receiver_user_id"), day=ctx.today)
+    ctx.notify(["receiving_officer"], "cattle_dispatched")
+    return {"receiver": form["receiver"], "day": ctx.today.isoformat()}
+
+
+@handler("auction.credit_remittance", clause="Rule 130(b) proviso")
+def credit_remittance(ctx: HandlerContext) -> dict[str, Any]:
+    """Credit the suspense account with the gross price less the expenses of sale
+    (form ``record_remittance``: proceeds, expenses in rupees).
+
+    Returns: ``{"net": rupees as text}``.
+    """
+    form = ctx.form("record_remittance")
+    dispatch = ctx.case_file.dispatch
+    dispatch.proceeds = Decimal(str(form["proceeds"]))
+    dispatch.expenses = Decimal(str(form["expenses"]))
+    dispatch.remitted_on = ctx.today
+    if dispatch.net > 0:
+        ctx.ledger.post("receiving_officer", "suspense", dispatch.net, kind="remittance",
+                        clause="Rule 130(b) proviso", memo=f"remitted by {dispatch.receiver}")
+    return {"net": f"{dispatch.net:.2f}"}
+
+
+@handler("auction.withdraw", clause="Rule 130(c) Explanation")
+def withdraw(ctx: HandlerContext) -> dict[str, Any]:
+    """Interim delivery withdrew the conditional auction; later bids are refused."""
+    auction = _auction(ctx)
+    auction.status, auction.closed_on = "withdrawn", ctx.today
+    return {"withdrawn_on": ctx.today.isoformat()}

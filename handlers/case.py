@@ -1,0 +1,19 @@
+"""The report and file (Rule 130, opening words)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import handler
+from .context import HandlerContext
+
+
+@handler("case.raise_report", clause="Rule 130 (opening words)")
+def raise_report(ctx: HandlerContext) -> dict[str, Any]:
+    """The release window passed: the report is raised and the file opened; the secretary is told.
+
+    Returns: ``{"raised_at": ISO instant}``.
+    """
+    ctx.case_file.report_raised_at = ctx.now
+    ctx.notify(["secretary"], "report_raised")
+    return {"raised_at": ctx.now.isoformat()}

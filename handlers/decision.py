@@ -1,0 +1,89 @@
+"""The Panchayat's decision, the appeal against it, and the day the outcome becomes final."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import handler
+from .context import HandlerContext
+
+
+@handler("decision.take_last_ownership_decision", clause="Rule 130(c)")
+def take_last_ownership_decision(ctx: HandlerContext) -> dict[str, Any]:
+    """Objections were filed: the Panchayat's decision is its last ownership decision.
+
+    Returns: ``{"decided_at": ISO instant, "owner_proved": bool}``.
+    """
+    cf = ctx.case_file
+    decided = [o for o in cf.objections if o.decided_at is not None]
+    last = max(decided, key=lambda o: o.decided_at)
+    proved = next((o for o in cf.objections if o.decision == "proved"), None)
+    cf.decision_on, cf.decision_at = last.decided_on, last.decided_at
+    cf.owner_proved, cf.winning_objector = proved is not None, proved.objector if proved else None
+    return {"decided_at": last.decided_at.isoformat(), "owner_proved": cf.owner_proved}
+
+
+@handler("decision.record_order_auction_stand", clause="Rule 130(e)")
+def record_order_auction_stand(ctx: HandlerContext) -> dict[str, Any]:
+    """No objection was filed: the sarpanch's order that the auction stand is the decision.
+
+    Returns: ``{"decided_at": ISO instant}``.
+    """
+    cf = ctx.case_file
+    cf.order_auction_stand_on = ctx.today
+    cf.decision_on, cf.decision_at = ctx.today, ctx.now
+    cf.owner_proved, cf.winning_objector = False, None
+    return {"decided_at": ctx.now.isoformat(), "owner_proved": False}
+
+
+@handler("appeal.open_window", clause="Rule 130(e) proviso")
+def open_window(ctx: HandlerContext) -> dict[str, Any]:
+    """The appeal period runs from the decision day.
+
+    Returns: ``{"decided_at": ISO instant of the decision, "appeal_pending": bool}`` (an appeal
+    filed before this point is decided at once).
+    """
+    cf = ctx.case_file
+    return {"decided_at": cf.decision_at.isoformat(), "appeal_pending": cf.pending_appeal() is not None}
+
+
+@handler("appeal.apply_decision", clause="Rule 130(e) proviso")
+def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
+    """Apply the appellate authority's decision (form ``decide_appeal``: upheld or reversed).
+
+    A reversed "not proved" or a reversed order that the auction stand makes the appellant the
+    owner; a reversed "proved" makes the claim not proved (RULE130.md, "Decision and appeal").
+    Returns: ``{"owner_proved": bool}``.
+    """
+    cf = ctx.case_file
+    appeal = cf.pending_appeal()
+    decision = ctx.form("decide_appeal")["decision"]
+    appeal.decision, appeal.decided_on = decision, ctx.today
+    if decision == "reversed":
+        if cf.owner_proved:
+            for objection in cf.objections:
+                if objection.decision == "proved":
+                    objection.decision = "not_proved"
+            cf.owner_proved, cf.winning_objector = False, None
+        else:
+            cf.owner_proved, cf.winning_objector = True, appeal.appellant
+            objection = cf.objection_of(appeal.appellant)
+            if objection is not None:
+                objection.decision = "proved"
+    return {"owner_proved": bool(cf.owner_proved)}
+
+
+@handler("decision.make_final", clause="Rule 130(e) proviso")
+def make_final(ctx: HandlerContext) -> dict[str, Any]:
+    """The outcome is final today: the appeal period ended without appeal, or the appeal is decided.
+
+    Returns: ``{"final_at": ISO instant, "owner_proved", "buyer_holds_cattle",
+    "interim_delivered": bool}`` for the diagram's gateways and the return timer.
+    """
+    cf = ctx.case_file
+    cf.final_on = ctx.today
+    buyer_holds = cf.sale is not None and cf.sale.returned_on is None
+    interim = cf.interim is not None and cf.interim.returned_on is None
+    ctx.notify(["secretary", "sarpanch"], "outcome_final")
+    return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),
+            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim}

@@ -1,0 +1,155 @@
+"""Where the money ends: release, clause (d), clause (e), security, shortfall.
+
+Accounts of the Panchayat: ``suspense``, ``pound_account``, ``panchayat_fund``. Parties:
+``owner``, ``buyer``, ``objector``, ``receiving_officer``, ``pound_keeper``. Every posting moves
+rupees (Decimal) from one account to another and names its clause.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from webapp import fees
+from webapp.casefile import Auction
+
+from . import handler
+from .context import HandlerContext
+
+ZERO = Decimal("0.00")
+
+
+@handler("settlement.release_to_owner", clause="reading: release within the 3-day window")
+def release_to_owner(ctx: HandlerContext) -> dict[str, Any]:
+    """The owner (form ``release_by_owner``) pays F + C into the cattle pound account.
+
+    Returns: ``{"paid": rupees as text}``.
+    """
+    from webapp.casefile import Release
+
+    cf = ctx.case_file
+    cf.release = Release(owner=str(ctx.form("release_by_owner")["owner"]), day=ctx.today)
+    due = fees.fine_and_feeding(cf, ctx.today)
+    ctx.ledger.post("owner", "pound_account", due, kind="fine_and_feeding", clause="reading: release",
+                    memo=f"fine and feeding paid by {cf.release.owner}")
+    cf.outcome = "released_by_owner"
+    return {"paid": f"{due:.2f}"}
+
+
+def _settle(ctx: HandlerContext, money: Decimal, outcome: str, clause: str) -> dict[str, Any]:
+    """Fine and feeding to the pound account, the balance to the fund; record any shortfall."""
+    cf = ctx.case_file
+    due = fees.fine_and_feeding(cf, ctx.today)
+    to_pound = min(money, due)
+    if to_pound > 0:
+        ctx.ledger.post("suspense", "pound_account", to_pound, kind="fine_and_feeding", clause=clause)
+    if money > to_pound:
+        ctx.ledger.post("suspense", "panchayat_fund", money - to_pound, kind="balance", clause=clause)
+    cf.shortfall = max(ZERO, due - money)
+    cf.outcome = outcome
+    ctx.notify(["secretary", "sarpanch"], "case_closed")
+    return {"to_pound": f"{to_pound:.2f}", "to_fund": f"{money - to_pound:.2f}", "shortfall": f"{cf.shortfall:.2f}"}
+
+
+@handler("settlement.settle_auction", clause="Rule 130(e)")
+def settle_auction(ctx: HandlerContext) -> dict[str, Any]:
+    """(e): from the auction money in suspense, F + C to the pound account, the balance to the fund."""
+    return _settle(ctx, ctx.ledger.balance("suspense"), "auction_final", "Rule 130(e)")
+
+
+@handler("settlement.forfeit_security", clause="Rule 130(c) Explanation (reading)")
+def forfeit_security(ctx: HandlerContext) -> dict[str, Any]:
+    """The objector did not return the cattle: the security stands as the auction money of (e)."""
+    ctx.case_file.interim.forfeited = True
+    return _settle(ctx, ctx.ledger.balance("suspense"), "security_forfeited",
+                   "Rule 130(c) Explanation, (e)")
+
+
+@handler("settlement.close_no_animals", clause="reading: no animals left before the notice")
+def close_no_animals(ctx: HandlerContext) -> dict[str, Any]:
+    """Every animal died or escaped: F + C is recorded as a shortfall and the case closes."""
+    return _settle(ctx, ZERO, "closed_no_animals", "reading: no animals left")
+
+
+@handler("settlement.repay_buyer", clause="Rule 130(b)(ii)")
+def repay_buyer(ctx: HandlerContext) -> dict[str, Any]:
+    """The buyer returns the cattle today and is repaid the auction money from suspense."""
+    sale = ctx.case_file.sale
+    sale.returned_on = ctx.today
+    ctx.ledger.post("suspense", "buyer", sale.amount, kind="auction_money_repaid", clause="Rule 130(b)(ii)",
+                    memo=f"auction money repaid to {sale.buyer}")
+    return {"repaid": f"{sale.amount:.2f}"}
+
+
+@handler("settlement.deliver_to_objector", clause="Rule 130(d)")
+def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
+    """(d): the objector pays F + C (+ Cb, passed on to the buyer); the security is refunded.
+
+    Where a receiving officer sold the cattle, the objector is paid the remittance less F + C
+    instead (reading). Returns: ``{"fine_and_feeding", "buyer_feeding": rupees as text}``.
+    """
+    cf = ctx.case_file
+    due = fees.fine_and_feeding(cf, ctx.today)
+    buyer_feeding = fees.buyer_feeding(cf)
+    if cf.dispatch is not None and cf.dispatch.net is not None:
+        held = ctx.ledger.balance("suspense") - (cf.interim.security if cf.interim and not cf.interim.refunded else ZERO)
+        to_pound = min(held, due)
+        if to_pound > 0:
+            ctx.ledger.post("suspense", "pound_account", to_pound, kind="fine_and_feeding", clause="Rule 130(d)")
+        if held > to_pound:
+            ctx.ledger.post("suspense", "objector", held - to_pound, kind="remittance_balance",
+                            clause="Rule 130(d) (reading)", memo="remittance less fine and feeding")
+        if due > to_pound:
+            ctx.ledger.post("objector", "pound_account", due - to_pound, kind="fine_and_feeding",
+                            clause="Rule 130(d)")
+    else:
+        ctx.ledger.post("objector", "pound_account", due, kind="fine_and_feeding", clause="Rule 130(d)",
+                        memo=f"fine and feeding paid by {cf.winning_objector}")
+        if buyer_feeding > 0:
+            ctx.ledger.post("objector", "suspense", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii), (d)")
+            ctx.ledger.post("suspense", "buyer", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii)",
+                            memo=f"buyer's feeding to {cf.sale.buyer}")
+    if cf.interim is not None and not cf.interim.refunded:
+        ctx.ledger.post("suspense", "objector", cf.interim.security, kind="security_refund",
+                        clause="Rule 130(c) Explanation (reading)")
+        cf.interim.refunded = True
+    cf.delivered_on = ctx.today
+    ctx.notify(["sarpanch"], "feeding_charges_due")
+    return {"fine_and_feeding": f"{due:.2f}", "buyer_feeding": f"{buyer_feeding:.2f}"}
+
+
+@handler("settlement.pay_feeding_charges", clause="Rule 130(d)")
+def pay_feeding_charges(ctx: HandlerContext) -> dict[str, Any]:
+    """Pay the pound keeper P (form ``pay_feeding_charges``, 0 <= P <= C) from the pound account;
+    C - P goes to the Panchayat fund and the case ends."""
+    cf = ctx.case_file
+    paid = Decimal(str(ctx.form("pay_feeding_charges")["amount"]))
+    feeding = fees.pound_feeding(cf, ctx.today)
+    if paid > 0:
+        ctx.ledger.post("pound_account", "pound_keeper", paid, kind="feeding_charges", clause="Rule 130(d)")
+    if feeding > paid:
+        ctx.ledger.post("pound_account", "panchayat_fund", feeding - paid, kind="feeding_balance", clause="Rule 130(d)")
+    cf.feeding_charges = paid
+    cf.outcome = "returned_to_objector"
+    ctx.notify(["secretary", "sarpanch"], "case_closed")
+    return {"paid": f"{paid:.2f}", "to_fund": f"{feeding - paid:.2f}"}
+
+
+@handler("settlement.cattle_returned_by_objector", clause="Rule 130(c) Explanation (reading)")
+def cattle_returned_by_objector(ctx: HandlerContext) -> dict[str, Any]:
+    """The objector who lost returned the cattle: refund the security and open a new auction.
+
+    Returns the notice dict with ``auction_opened_at`` set to now, for the new auction's timer.
+    """
+    cf = ctx.case_file
+    cf.interim.returned_on = ctx.today
+    if not cf.interim.refunded:
+        ctx.ledger.post("suspense", "objector", cf.interim.security, kind="security_refund",
+                        clause="Rule 130(c) Explanation (reading)")
+        cf.interim.refunded = True
+    cf.auctions.append(Auction(round=len(cf.auctions) + 1, opened_at=ctx.now, opened_on=ctx.today,
+                               last_day=ctx.today + timedelta(days=2)))
+    notice = dict(ctx.task_data.get("notice") or {})
+    notice["auction_opened_at"] = ctx.now.isoformat()
+    return notice

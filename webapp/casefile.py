@@ -1,0 +1,236 @@
+"""The case file: the facts of one Rule 130 case, kept with the case (not in the engine state).
+
+Officers' acts record facts here (who bid what, who objected, what was decided); the diagram's
+handlers read them to compute money and the variables its gateways test. Money is ``Decimal``
+(rupees with paise), days are local calendar dates, instants are offset-aware UTC datetimes.
+The file is stored as JSON; :func:`dump` and :func:`load` convert by the field types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+
+@dataclass
+class Animal:
+    position: int  # 1-based, in the order impounded
+    species: str
+    description: str
+    tag: str | None
+    fine: Decimal  # rupees per head (tariff in force on the impound day)
+    feeding_per_day: Decimal  # rupees per head per day
+    died_on: date | None = None
+    escaped_on: date | None = None
+
+    @property
+    def label(self) -> str:
+        return self.tag or f"#{self.position} {self.species}"
+
+    def gone_on(self) -> date | None:
+        """The day the animal died or escaped, if it did."""
+        days = [d for d in (self.died_on, self.escaped_on) if d is not None]
+        return min(days) if days else None
+
+
+@dataclass
+class Bid:
+    bidder: str
+    amount: Decimal
+    at: datetime
+    day: date
+
+
+@dataclass
+class Auction:
+    round: int  # 1 = with the notice (Rule 130(b)); 2 = after return by an objector
+    opened_at: datetime
+    opened_on: date
+    last_day: date  # the third scheduled day, A+2
+    status: str = "open"  # open | sold | unsold | withdrawn | dispatched
+    closed_on: date | None = None
+    bids: list[Bid] = field(default_factory=list)
+
+    def highest_bid(self) -> Bid | None:
+        return max(self.bids, key=lambda b: b.amount, default=None)
+
+
+@dataclass
+class Notice:
+    published_at: datetime
+    published_on: date
+    objection_period_days: int
+    full_price: Decimal
+    last_day: date
+
+
+@dataclass
+class Sale:
+    buyer: str
+    amount: Decimal
+    day: date
+    kind: str  # full_price | accepted_highest_bid
+    auction_round: int = 1
+    returned_on: date | None = None
+
+
+@dataclass
+class Dispatch:
+    send_to: str  # neighbouring_panchayat | cattle_fair
+    receiver: str  # display name of the receiving officer
+    receiver_user_id: int | None
+    day: date
+    proceeds: Decimal | None = None
+    expenses: Decimal | None = None
+    remitted_on: date | None = None
+
+    @property
+    def net(self) -> Decimal | None:
+        if self.proceeds is None or self.expenses is None:
+            return None
+        return self.proceeds - self.expenses
+
+
+@dataclass
+class Objection:
+    objector: str
+    filed_at: datetime
+    filed_on: date
+    decision: str | None = None  # proved | not_proved
+    decided_on: date | None = None
+    decided_at: datetime | None = None
+
+
+@dataclass
+class InterimDelivery:
+    objector: str
+    security: Decimal
+    day: date
+    reason: str | None = None
+    returned_on: date | None = None
+    refunded: bool = False
+    forfeited: bool = False
+
+
+@dataclass
+class Appeal:
+    appellant: str
+    filed_at: datetime
+    filed_on: date
+    against: str  # order_auction_stand | ownership
+    decision: str | None = None  # upheld | reversed
+    decided_on: date | None = None
+
+
+@dataclass
+class Release:
+    owner: str
+    day: date
+
+
+@dataclass
+class CaseFile:
+    case_number: str
+    timezone: str
+    impounded_at: datetime
+    impounded_on: date
+    place_seized: str
+    place_impounded: str
+    nearest_village: str
+    animals: list[Animal]
+    appeal_period_days: int = 30
+    return_period_days: int = 7
+    release: Release | None = None
+    report_raised_at: datetime | None = None
+    notice: Notice | None = None
+    auctions: list[Auction] = field(default_factory=list)
+    sale: Sale | None = None
+    dispatch: Dispatch | None = None
+    objections: list[Objection] = field(default_factory=list)
+    interim: InterimDelivery | None = None
+    order_auction_stand_on: date | None = None
+    decision_on: date | None = None  # the Panchayat's decision day D (last decision)
+    decision_at: datetime | None = None
+    appeals: list[Appeal] = field(default_factory=list)
+    owner_proved: bool | None = None
+    winning_objector: str | None = None
+    final_on: date | None = None
+    delivered_on: date | None = None
+    feeding_charges: Decimal | None = None
+    shortfall: Decimal = Decimal("0.00")
+    outcome: str = "pending"
+    timers: dict[str, str] = field(default_factory=dict)  # timer element id -> due instant (ISO)
+
+    # -- derived views -------------------------------------------------------------------
+    @property
+    def auction(self) -> Auction | None:
+        """The current (latest) conditional auction."""
+        return self.auctions[-1] if self.auctions else None
+
+    def living_animals(self, on: date | None = None) -> list[Animal]:
+        return [a for a in self.animals if a.gone_on() is None or (on is not None and a.gone_on() > on)]
+
+    def objection_of(self, objector: str) -> Objection | None:
+        for objection in self.objections:
+            if objection.objector == objector:
+                return objection
+        return None
+
+    def pending_appeal(self) -> Appeal | None:
+        return next((a for a in self.appeals if a.decision is None), None)
+
+
+# -- JSON codec by field types --------------------------------------------------------------
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Decimal):
+        return f"{value:.2f}"
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(kind: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(kind) if a is not type(None)]
+        return _decode(inner[0], value)
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        return [_decode(item, v) for v in value]
+    if origin is dict:
+        return dict(value)
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(**{k: _decode(hints[k], v) for k, v in value.items() if k in hints})
+    if kind is Decimal:
+        return Decimal(str(value))
+    if kind is datetime:
+        return datetime.fromisoformat(value)
+    if kind is date:
+        return date.fromisoformat(value)
+    return value
+
+
+def dump(case_file: CaseFile) -> str:
+    """The case file as JSON text (amounts as strings with two decimals)."""
+    return json.dumps(_encode(case_file), ensure_ascii=False, sort_keys=True)
+
+
+def load(text: str) -> CaseFile:
+    """Read a case file written by :func:`dump`."""
+    return _decode(CaseFile, json.loads(text))

@@ -1,0 +1,83 @@
+"""The product's one clock.
+
+Every "now" in the product comes from :func:`now`. The web application and the timer worker use
+the system clock; the case simulator and tests install a :class:`VirtualClock` so that legal
+deadlines, ledger entries and SpiffWorkflow's timer evaluation all see the same instant
+(SpiffWorkflow reads ``datetime.now`` itself; :mod:`webapp.engine.timers` points it here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from datetime import datetime, timedelta, timezone
+from typing import Iterator, Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Return the current instant, offset-aware, in UTC."""
+
+
+class SystemClock:
+    """The wall clock: ``datetime.now(timezone.utc)``."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+class VirtualClock:
+    """A clock that stands still until moved; used by the simulator and tests.
+
+    Args:
+        start: the first instant; must be offset-aware.
+    Raises:
+        ValueError: a naive datetime.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        self._now = _aware(start)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, instant: datetime) -> None:
+        """Move to ``instant`` (offset-aware). The simulator may step back by a microsecond after
+        firing a timer just past its due instant, to check an act at that exact instant."""
+        self._now = _aware(instant)
+
+    def advance(self, delta: timedelta) -> None:
+        self.set(self._now + delta)
+
+
+def _aware(instant: datetime) -> datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"a naive datetime is not an instant: {instant!r}")
+    return instant.astimezone(timezone.utc)
+
+
+_current: contextvars.ContextVar[Clock] = contextvars.ContextVar("rule130_clock", default=SystemClock())
+
+
+def now() -> datetime:
+    """The current instant from the installed clock (UTC, offset-aware)."""
+    return _current.get().now()
+
+
+def current() -> Clock:
+    return _current.get()
+
+
+@contextlib.contextmanager
+def installed(clock: Clock) -> Iterator[Clock]:
+    """Install ``clock`` for the current context (thread or task) while the block runs."""
+    token = _current.set(clock)
+    try:
+        yield clock
+    finally:
+        _current.reset(token)
+
+
+def install(clock: Clock) -> None:
+    """Install ``clock`` for the rest of the current context."""
+    _current.set(clock)

@@ -1,0 +1,249 @@
+"""Running instances on SpiffWorkflow: start, resume, complete user tasks, fire timers, store.
+
+No Flask and no database here: this module turns a parsed process and a stored state into a
+``BpmnWorkflow`` and back. The instance state is stored without its spec (the spec is stored once
+per process version), ``Decimal`` and ``date`` are registered with the serializer, timers read the
+product's clock, and every instance runs on the restricted script engine.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Any, Callable
+
+from SpiffWorkflow.bpmn.exceptions import WorkflowTaskException
+from SpiffWorkflow.bpmn.serializer import BpmnWorkflowSerializer
+from SpiffWorkflow.bpmn.specs.event_definitions import timer as spiff_timer
+from SpiffWorkflow.bpmn.specs.event_definitions.multiple import MultipleEventDefinition
+from SpiffWorkflow.bpmn.specs.event_definitions.timer import TimerEventDefinition
+from SpiffWorkflow.bpmn.util.event import BpmnEvent
+from SpiffWorkflow.bpmn.workflow import BpmnWorkflow
+from SpiffWorkflow.spiff.serializer.config import SPIFF_CONFIG
+from SpiffWorkflow.spiff.specs.event_definitions import MessageEventDefinition
+from SpiffWorkflow.util.task import TaskState
+
+from .. import clock
+from ..errors import EngineFailure, Rule130Error
+from .parser import FORM_PROPERTY, ParsedProcess
+from .sandbox import Rule130ScriptEngine
+
+
+# -- SpiffWorkflow's timers read the product's clock ------------------------------------------
+
+class _ClockDatetime(datetime):
+    """``datetime`` whose ``now`` asks the product's clock (SPIFFWORKFLOW.md, "Timers")."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+        instant = clock.now()
+        return instant.astimezone(tz) if tz is not None else instant
+
+
+spiff_timer.datetime = _ClockDatetime
+
+
+# -- serializer ---------------------------------------------------------------------------------
+
+def _make_serializer() -> BpmnWorkflowSerializer:
+    registry = BpmnWorkflowSerializer.configure(SPIFF_CONFIG)
+    registry.register(Decimal, lambda v: {"value": str(v)}, lambda d: Decimal(d["value"]), "Decimal")
+    registry.register(date, lambda v: {"value": v.isoformat()}, lambda d: date.fromisoformat(d["value"]), "date")
+    registry.register(datetime, lambda v: {"value": v.isoformat()},
+                      lambda d: datetime.fromisoformat(d["value"]), "datetime")
+    return BpmnWorkflowSerializer(registry)
+
+
+SERIALIZER = _make_serializer()
+SPEC_KEYS = ("spec", "subprocess_specs")
+
+
+def spec_json(parsed: ParsedProcess) -> str:
+    """The serialized spec of a process version, stored once per version."""
+    workflow = BpmnWorkflow(parsed.spec, parsed.subprocess_specs)
+    full = json.loads(SERIALIZER.serialize_json(workflow))
+    return json.dumps({key: full[key] for key in SPEC_KEYS})
+
+
+def dump_state(workflow: BpmnWorkflow) -> str:
+    """The instance state as JSON, without the spec."""
+    full = json.loads(SERIALIZER.serialize_json(workflow))
+    for key in SPEC_KEYS:
+        full.pop(key, None)
+    return json.dumps(full, separators=(",", ":"))
+
+
+HandlerCall = Callable[[Any, str, dict[str, Any]], Any]
+
+
+def load_state(state: str, stored_spec: str, call_handler: HandlerCall) -> BpmnWorkflow:
+    """Resume an instance from :func:`dump_state` output and its version's stored spec."""
+    data = json.loads(state)
+    data.update(json.loads(stored_spec))
+    SERIALIZER.migrate(data)
+    workflow = SERIALIZER.from_dict(data)
+    workflow.script_engine = Rule130ScriptEngine(call_handler)  # never the default engine
+    return workflow
+
+
+def new_instance(parsed: ParsedProcess, data: dict[str, Any], call_handler: HandlerCall) -> BpmnWorkflow:
+    """A new instance with ``data`` as the start event's data (not yet run)."""
+    workflow = BpmnWorkflow(parsed.spec, parsed.subprocess_specs, script_engine=Rule130ScriptEngine(call_handler))
+    workflow.get_tasks(state=TaskState.READY)[0].set_data(**data)
+    return workflow
+
+
+# -- reading an instance --------------------------------------------------------------------------
+
+@dataclass
+class ArmedTimer:
+    """A timer event waiting to fire: the task, its element id and name, and its due instant (UTC)."""
+
+    task_id: str
+    bpmn_id: str
+    name: str
+    due: datetime
+
+
+def armed_timers(workflow: BpmnWorkflow) -> list[ArmedTimer]:
+    """Every waiting timer with a known due instant, earliest first."""
+    timers = []
+    for task in list(workflow.event_manager.tasks.values()):
+        definition = getattr(task.task_spec, "event_definition", None)
+        value = task._get_internal_data("event_value")
+        if not isinstance(value, str):
+            continue
+        spec = task.task_spec
+        if isinstance(definition, MultipleEventDefinition):
+            # An event-based gateway waits for all its events; the timer's instant is on the gateway.
+            timer = next((d for d in definition.event_definitions if isinstance(d, TimerEventDefinition)), None)
+            if timer is None:
+                continue
+            spec = next((o for o in spec.outputs if o.bpmn_name == timer.name), spec)
+        elif not isinstance(definition, TimerEventDefinition):
+            continue
+        due = TimerEventDefinition.get_datetime(value)
+        timers.append(ArmedTimer(str(task.id), spec.bpmn_id, spec.bpmn_name or "", due))
+    return sorted(timers, key=lambda t: t.due)
+
+
+def next_timer_due(workflow: BpmnWorkflow) -> datetime | None:
+    timers = armed_timers(workflow)
+    return timers[0].due if timers else None
+
+
+def ready_user_tasks(workflow: BpmnWorkflow) -> list[Any]:
+    """READY manual (user) tasks, in the order SpiffWorkflow lists them."""
+    return workflow.get_tasks(state=TaskState.READY, manual=True)
+
+
+def form_name(task: Any) -> str | None:
+    """The JSON Schema form file the user task names (spiffworkflow property)."""
+    return (task.task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
+
+
+def form_key(task: Any) -> str | None:
+    """The task-data key under which a submitted form is stored: the form name without suffix."""
+    name = form_name(task)
+    return name.split(".")[0] if name else None
+
+
+def find_task(workflow: BpmnWorkflow, task_id: str) -> Any | None:
+    from uuid import UUID
+    try:
+        return workflow.get_task_from_id(UUID(str(task_id)))
+    except (ValueError, KeyError, Exception):
+        return None
+
+
+def task_spec_by_id(parsed: ParsedProcess, bpmn_id: str) -> Any | None:
+    """The task spec of element ``bpmn_id`` in the process or any of its subprocesses."""
+    for spec in [parsed.spec, *parsed.subprocess_specs.values()]:
+        for task_spec in spec.task_specs.values():
+            if getattr(task_spec, "bpmn_id", None) == bpmn_id:
+                return task_spec
+    return None
+
+
+def spec_form_name(task_spec: Any) -> str | None:
+    return (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
+
+
+def is_waiting_for_message(workflow: BpmnWorkflow, name: str) -> bool:
+    """True when a catch event (alone or behind an event-based gateway) waits for message ``name``."""
+    for task in list(workflow.event_manager.tasks.values()):
+        definition = getattr(task.task_spec, "event_definition", None)
+        inner = definition.event_definitions if isinstance(definition, MultipleEventDefinition) else [definition]
+        if any(isinstance(d, MessageEventDefinition) and d.name == name for d in inner):
+            return True
+    return False
+
+
+# -- running --------------------------------------------------------------------------------------
+
+def _unwrap(error: Exception) -> Exception:
+    inner = getattr(error, "exception", None) or error.__cause__
+    return inner if isinstance(inner, Rule130Error) else error
+
+
+def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
+    """Fire due timers and run engine steps until only user tasks and waits remain.
+
+    Returns:
+        the timers that fired during this run (their due instants as armed before).
+    Raises:
+        Rule130Error: raised by a handler (e.g. a ledger invariant), unwrapped.
+        EngineFailure: any other failure of a diagram element.
+    """
+    before = {t.task_id: t for t in armed_timers(workflow)}
+    fired: list[ArmedTimer] = []
+    try:
+        for _ in range(100):  # bounded: timers cascade at most a few times per run
+            workflow.refresh_timers()
+            workflow.do_engine_steps()
+            waiting = {t.task_id for t in armed_timers(workflow)}
+            newly = [t for tid, t in before.items() if tid not in waiting and
+                     _task_state(workflow, tid) == TaskState.COMPLETED]
+            fired.extend(t for t in newly if t not in fired)
+            for t in newly:
+                before.pop(t.task_id, None)
+            for t in armed_timers(workflow):
+                before.setdefault(t.task_id, t)
+            due = next_timer_due(workflow)
+            if due is None or due >= clock.now():
+                break
+    except WorkflowTaskException as error:
+        inner = _unwrap(error)
+        if inner is not error:
+            raise inner from None
+        raise EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}",
+                            ) from error
+    return sorted(fired, key=lambda t: t.due)
+
+
+def _task_state(workflow: BpmnWorkflow, task_id: str) -> int | None:
+    task = find_task(workflow, task_id)
+    return task.state if task is not None else None
+
+
+def complete_user_task(workflow: BpmnWorkflow, task: Any, data: dict[str, Any]) -> None:
+    """Put the submitted form into the task's data under its form key and run the task."""
+    if task.state != TaskState.READY:
+        raise EngineFailure("the task is no longer open")
+    key = form_key(task) or "form"
+    task.set_data(**{key: data})
+    task.run()
+
+
+def deliver_message(workflow: BpmnWorkflow, name: str, payload: dict[str, Any]) -> None:
+    """Deliver one message (SPIFFWORKFLOW.md: refresh timers and step before and after each)."""
+    workflow.refresh_timers()
+    workflow.do_engine_steps()
+    workflow.send_event(BpmnEvent(MessageEventDefinition(name), payload=payload))
+
+
+def utc(instant: datetime) -> datetime:
+    return instant.astimezone(timezone.utc)

@@ -1,0 +1,65 @@
+"""Calendar-day rules for legal periods (Rule 2 of the Rajasthan Panchayati Raj Rules, 1996).
+
+A "day" is a calendar day, midnight to midnight, in the Panchayat's time zone. A period of N days
+after an event on day E covers E+1 .. E+N and ends at the end of day E+N; its timer fires at
+00:00 local of day E+N+1, and an act at that instant is late (RULE130.md, "Time").
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+
+def parse_instant(value: str | datetime) -> datetime:
+    """Read an offset-aware ISO 8601 instant.
+
+    Raises:
+        ValueError: the text is not ISO 8601, or has no UTC offset.
+    """
+    instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"an instant needs a UTC offset: {value}")
+    return instant
+
+
+def local_day(instant: str | datetime, tz: str) -> date:
+    """The calendar day, in zone ``tz``, on which ``instant`` falls."""
+    return parse_instant(instant).astimezone(ZoneInfo(tz)).date()
+
+
+def day_start(day: date, tz: str) -> datetime:
+    """00:00 local of ``day`` in zone ``tz``, as a UTC instant."""
+    return datetime.combine(day, time(0, 0), ZoneInfo(tz)).astimezone(timezone.utc)
+
+
+def last_day(event: str | datetime, days: int, tz: str) -> date:
+    """The last day of a period of ``days`` calendar days after the day of ``event``."""
+    if int(days) != days or days < 0:
+        raise ValueError(f"a period is a whole number of days, not {days!r}")
+    return local_day(event, tz) + timedelta(days=int(days))
+
+
+def period_end(event: str | datetime, days: int, tz: str) -> str:
+    """The instant a period of ``days`` days after ``event`` ends: 00:00 local of E+days+1.
+
+    This is the function the diagram's timer expressions call, e.g.
+    ``period_end(impounded_at, 3, timezone)``. It returns an offset-aware ISO 8601 string in UTC,
+    the form SpiffWorkflow's ``timeDate`` timers need.
+
+    Args:
+        event: the event instant (offset-aware ISO text or datetime).
+        days: the period in calendar days (Rule 2).
+        tz: the Panchayat's IANA time zone, e.g. ``Asia/Kolkata``.
+    """
+    return day_start(last_day(event, days, tz) + timedelta(days=1), tz).isoformat()
+
+
+def is_within(act: datetime, last: date, tz: str) -> bool:
+    """True when ``act`` falls on or before the end of day ``last`` in zone ``tz``."""
+    return act < day_start(last + timedelta(days=1), tz)
+
+
+def day_before_instant(instant: str | datetime, tz: str) -> date:
+    """The last day of a period whose end (00:00 local of the next day) is ``instant``."""
+    return local_day(parse_instant(instant) - timedelta(microseconds=1), tz)

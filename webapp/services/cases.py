@@ -1,0 +1,399 @@
+"""Cases: start one, load it within the user's scope, run it on the engine, and the acts that are
+not officer tasks (objections, appeals, deaths and escapes); plus the case summary that pages,
+the API and the simulator show (deadlines, sale, fees, ledger, payments).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import handlers
+from handlers.context import HandlerContext
+
+from .. import casefile, clock, fees, legal_time
+from ..casefile import Animal, Appeal, CaseFile, Objection
+from ..engine import runtime
+from ..errors import DeadlinePassed, NotFound, NotPermitted, Refused
+from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
+from ..tariff import DEFAULT_TARIFF
+from . import ledger, notifications, repository, users
+
+ZERO = Decimal("0.00")
+
+
+# -- running a case ---------------------------------------------------------------------------
+
+class CaseRun:
+    """One case loaded for one unit of work: its file, its engine instance, its ledger.
+
+    Use :meth:`run` to fire due timers and step the engine, then :meth:`save`.
+    """
+
+    def __init__(self, session: Session, case: Case, user: User | None, *,
+                 start_data: dict[str, Any] | None = None) -> None:
+        self.session, self.case, self.user = session, case, user
+        self.cf: CaseFile = casefile.load(case.file_json)
+        self.loaded = repository.load(session.get(ProcessVersion, case.process_version_id))
+        self.ledger = ledger.CaseLedger(session, case, user.id if user else None)
+        if start_data is not None:
+            self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
+        else:
+            self.wf = runtime.load_state(case.state_json, self.loaded.spec_json, self.call_handler)
+
+    def call_handler(self, task: Any, name: str, params: dict[str, Any]) -> Any:
+        fn = handlers.get(name)
+        self.ledger.element_id = task.task_spec.bpmn_id
+        ctx = HandlerContext(case_file=self.cf, now=clock.now(), ledger=self.ledger, notify=self.notify,
+                             task_data=task.data, task_name=task.task_spec.bpmn_id)
+        return fn(ctx, **params)
+
+    def notify(self, roles: list[str], template: str, **params: str) -> None:
+        self._sync_columns()
+        rows = notifications.notify(self.session, self.case, roles, template, **params)
+        self.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
+
+    def event(self, kind: str, name: str, *, element_id: str | None = None, actor_role: str | None = None,
+              detail: dict | None = None, at: datetime | None = None) -> None:
+        self.session.add(CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,
+                                   element_id=element_id, actor_role=actor_role,
+                                   actor_user_id=self.user.id if self.user and kind != "timer" else None,
+                                   detail_json=json.dumps(detail or {}, default=str)))
+
+    def run(self) -> list[runtime.ArmedTimer]:
+        """Fire due timers and run engine steps; record every firing with its lateness."""
+        fired = runtime.run(self.wf)
+        now = clock.now()
+        for timer in fired:
+            lateness = (now - timer.due).total_seconds()
+            self.session.add(TimerFiring(case_id=self.case.id, element_id=timer.bpmn_id, due_at=timer.due,
+                                         fired_at=now, lateness_seconds=lateness))
+            self.event("timer", timer.name or timer.bpmn_id, element_id=timer.bpmn_id, actor_role="timer",
+                       detail={"due": timer.due.isoformat(), "lateness_seconds": lateness}, at=now)
+        return fired
+
+    def _sync_columns(self) -> None:
+        cf = self.cf
+        self.case.receiving_officer_id = cf.dispatch.receiver_user_id if cf.dispatch else None
+        self.case.notice_last_day = cf.notice.last_day.isoformat() if cf.notice else None
+
+    def save(self) -> None:
+        """Store state, file and the list columns; check the ledger invariants (same transaction)."""
+        for timer in runtime.armed_timers(self.wf):
+            self.cf.timers[timer.bpmn_id] = timer.due.isoformat()
+        closed = self.wf.is_completed()
+        self._sync_columns()
+        self.case.state_json = runtime.dump_state(self.wf)
+        self.case.file_json = casefile.dump(self.cf)
+        self.case.next_timer_due = runtime.next_timer_due(self.wf)
+        self.case.outcome = self.cf.outcome
+        self.case.updated_at = clock.now()
+        if closed and self.case.status != "completed":
+            self.case.status, self.case.closed_at = "completed", clock.now()
+        ledger.check_invariants(self.session, self.case, closed)
+        self.session.flush()
+
+
+# -- loading within scope -----------------------------------------------------------------------
+
+def get_case(session: Session, user: User, case_ref: int | str) -> Case:
+    """The case by id or case number, if ``user`` may see it.
+
+    Raises:
+        NotFound: unknown, or outside the user's scope (never says which).
+    """
+    case = None
+    if isinstance(case_ref, int) or str(case_ref).isdigit():
+        case = session.get(Case, int(case_ref))
+    if case is None:
+        case = session.scalar(select(Case).where(Case.case_number == str(case_ref)))
+    if case is None or not users.can_see(session, user, case):
+        raise NotFound(f"no case {case_ref} is open to you")
+    return case
+
+
+def visible_cases(session: Session, user: User, *, status: str | None = None, limit: int = 500) -> list[Case]:
+    """Cases within the user's scope, newest first."""
+    query = select(Case).order_by(Case.id.desc()).limit(limit)
+    if status:
+        query = query.where(Case.status == status)
+    if user.role == "receiving_officer":
+        query = query.where(Case.receiving_officer_id == user.id)
+    elif user.panchayat_id is None and user.samiti_code:
+        query = query.join(Panchayat, Panchayat.id == Case.panchayat_id).where(Panchayat.samiti_code == user.samiti_code)
+    elif user.panchayat_id is not None:
+        query = query.where(Case.panchayat_id == user.panchayat_id)
+    elif user.role != "administrator":
+        return []
+    return list(session.scalars(query))
+
+
+def _require_role(user: User, *roles: str) -> None:
+    if user.role not in roles:
+        raise NotPermitted(f"only the {' or '.join(r.replace('_', ' ') for r in roles)} may do this; "
+                           f"you are signed in as {user.role.replace('_', ' ')}")
+
+
+# -- starting a case ----------------------------------------------------------------------------
+
+def _text(value: Any, label: str, field: str) -> str:
+    text = str(value or "").strip()
+    if not text:
+        raise Refused(f"{label} is required", {field: "this field is required"})
+    if len(text) > 200:
+        raise Refused(f"{label} is longer than 200 characters", {field: "too long"})
+    return text
+
+
+def start_case(session: Session, user: User, *, impounded_at: datetime | str, place_seized: str,
+               place_impounded: str, nearest_village: str, animals: list[dict[str, Any]],
+               tariff: dict[str, dict[str, Decimal]] | None = None) -> Case:
+    """The pound keeper records impounded cattle: a new case on the current process version.
+
+    Args:
+        impounded_at: the instant of impoundment (offset-aware; not in the future).
+        animals: ``[{"species", "description", "tag" (optional)}]``, one or more.
+        tariff: fine and feeding per species (rupees); default: the tariff in force.
+    Returns:
+        the case, with its 3-day release timer armed.
+    Raises:
+        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field.
+    """
+    _require_role(user, "pound_keeper")
+    panchayat = session.get(Panchayat, user.panchayat_id)
+    try:
+        when = legal_time.parse_instant(impounded_at)
+    except (ValueError, TypeError):
+        raise Refused("the time of impoundment must be a date and time with its UTC offset, e.g. "
+                      "2026-01-05T10:00:00+05:30", {"impounded_at": "not a date and time"}) from None
+    if when > clock.now():
+        raise Refused("the time of impoundment cannot be in the future", {"impounded_at": "in the future"})
+    tariff = tariff or DEFAULT_TARIFF
+    if not animals:
+        raise Refused("record at least one animal", {"animals": "no animals"})
+    if len(animals) > 500:
+        raise Refused("a case holds at most 500 animals", {"animals": "too many"})
+    records: list[Animal] = []
+    tags: set[str] = set()
+    for position, raw in enumerate(animals, start=1):
+        species = str(raw.get("species") or "").strip().lower()
+        if species not in tariff:
+            raise Refused(f"animal {position}: unknown species {species or '(none)'}; known: {', '.join(tariff)}",
+                          {"animals": f"animal {position}: unknown species"})
+        tag = str(raw.get("tag") or "").strip() or None
+        if tag and tag in tags:
+            raise Refused(f"animal {position}: the tag {tag} is given twice", {"animals": "duplicate tag"})
+        if tag:
+            tags.add(tag)
+        records.append(Animal(position=position, species=species,
+                              description=_text(raw.get("description"), f"animal {position}: the description", "animals"),
+                              tag=tag, fine=Decimal(str(tariff[species]["fine"])),
+                              feeding_per_day=Decimal(str(tariff[species]["feeding_per_day"]))))
+    version = repository.current(session)
+    loaded = repository.load(version)
+    impounded_on = legal_time.local_day(when, panchayat.timezone)
+    panchayat.case_sequence += 1
+    number = f"{panchayat.code}/{impounded_on.year}/{panchayat.case_sequence:04d}"
+    cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
+                  place_seized=_text(place_seized, "the place seized", "place_seized"),
+                  place_impounded=_text(place_impounded, "the place impounded", "place_impounded"),
+                  nearest_village=_text(nearest_village, "the village nearest the place of seizure", "nearest_village"),
+                  animals=records, appeal_period_days=panchayat.appeal_period_days,
+                  return_period_days=panchayat.return_period_days)
+    now = clock.now()
+    case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version.id, status="running",
+                outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now)
+    session.add(case)
+    session.flush()
+    start_data = {"case_number": number, "impounded_at": when.isoformat(), "timezone": panchayat.timezone,
+                  "appeal_period_days": panchayat.appeal_period_days,
+                  "return_period_days": panchayat.return_period_days}
+    run = CaseRun(session, case, user, start_data=start_data)
+    run.event("start", "Cattle impounded", element_id="start_impounded", actor_role=user.role,
+              detail={"animals": len(records)})
+    run.run()
+    run.save()
+    return case
+
+
+# -- acts that are not officer tasks --------------------------------------------------------------
+
+def _open_run(session: Session, user: User, case_id: int | str) -> CaseRun:
+    case = get_case(session, user, case_id)
+    if case.status != "running":
+        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
+    return CaseRun(session, case, user)
+
+
+def file_objection(session: Session, user: User, case_id: int | str, objector: str) -> Case:
+    """Record an objection (a claim of ownership) filed during the notice period (Rule 130(a), (c)).
+
+    Raises:
+        DeadlinePassed: after the end of the last day of the period (the message names it).
+        Refused: no notice yet, no name, or the same person's claim already pending.
+    """
+    _require_role(user, "secretary")
+    objector = _text(objector, "the objector's name", "objector")
+    run = _open_run(session, user, case_id)
+    cf, now = run.cf, clock.now()
+    if cf.notice is None:
+        raise Refused("no notice has been published yet; objections are received during the notice period")
+    if not legal_time.is_within(now, cf.notice.last_day, cf.timezone):
+        last = cf.notice.last_day.isoformat()
+        raise DeadlinePassed(f"the objection period ended on {last}; no objection is entertained after it "
+                             f"(Rule 130(a))", last_day=last)
+    if cf.objection_of(objector) is not None:
+        raise Refused(f"{objector} has already filed an objection in this case")
+    run.run()
+    if not runtime.is_waiting_for_message(run.wf, "objection_filed"):
+        raise Refused("this case is not receiving objections now")
+    cf.objections.append(Objection(objector=objector, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone)))
+    runtime.deliver_message(run.wf, "objection_filed", {"objector": objector})
+    run.event("task", "Objection filed", element_id="n_ice_objection", actor_role=user.role,
+              detail={"objector": objector})
+    run.run()
+    run.notify(["sarpanch"], "objection_filed", objector=objector)
+    run.save()
+    return run.case
+
+
+def appeal_last_day(cf: CaseFile) -> date | None:
+    """D + M: the last day to appeal against the Panchayat's decision of day D."""
+    if cf.decision_on is None:
+        return None
+    return cf.decision_on + timedelta(days=cf.appeal_period_days)
+
+
+def file_appeal(session: Session, user: User, case_id: int | str, appellant: str) -> Case:
+    """Record an appeal against the Panchayat's decision (Rule 130(e) proviso); any person may appeal.
+
+    Raises:
+        DeadlinePassed: after the last day of the appeal period (named).
+        Refused: no decision yet, or an appeal already pending.
+    """
+    _require_role(user, "secretary")
+    appellant = _text(appellant, "the appellant's name", "appellant")
+    run = _open_run(session, user, case_id)
+    cf, now = run.cf, clock.now()
+    run.run()
+    if cf.decision_on is None:
+        raise Refused("the Panchayat has made no decision in this case yet; an appeal lies against its decision")
+    last = appeal_last_day(cf)
+    if not legal_time.is_within(now, last, cf.timezone):
+        raise DeadlinePassed(f"the appeal period ended on {last.isoformat()}", last_day=last.isoformat())
+    pending = cf.pending_appeal()
+    if pending is not None:
+        raise Refused(f"the appeal of {pending.appellant} is pending; one appeal at a time")
+    if any(a.decision for a in cf.appeals) or cf.final_on is not None:
+        raise Refused("the appeal has been decided and the outcome is final")
+    against = "order_auction_stand" if cf.order_auction_stand_on else "ownership"
+    cf.appeals.append(Appeal(appellant=appellant, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone),
+                             against=against))
+    if runtime.is_waiting_for_message(run.wf, "appeal_filed"):
+        runtime.deliver_message(run.wf, "appeal_filed", {"appellant": appellant})
+    run.event("task", "Appeal filed", element_id="ice_appeal_filed", actor_role=user.role,
+              detail={"appellant": appellant})
+    run.run()
+    run.notify(["appellate_authority"], "appeal_filed", appellant=appellant)
+    run.save()
+    return run.case
+
+
+def record_animal_event(session: Session, user: User, case_id: int | str, kind: str, *,
+                        tag: str | None = None, position: int | None = None) -> Case:
+    """Record that an animal died or escaped in the pound today; its feeding stops (RULE130.md 0).
+
+    If no animal is left before the notice is published, the case closes (closed_no_animals).
+    Raises:
+        Refused: unknown animal, already gone, or no longer in the pound.
+    """
+    _require_role(user, "pound_keeper")
+    if kind not in ("death", "escape"):
+        raise Refused(f"unknown animal event {kind!r}; use death or escape")
+    run = _open_run(session, user, case_id)
+    cf = run.cf
+    today = legal_time.local_day(clock.now(), cf.timezone)
+    animal = next((a for a in cf.animals if (tag and a.tag == tag) or (position and a.position == position)), None)
+    if animal is None:
+        raise Refused(f"no animal {tag or position} in case {cf.case_number}")
+    if animal.gone_on() is not None:
+        raise Refused(f"{animal.label} is already recorded as gone on {animal.gone_on().isoformat()}")
+    if cf.sale or cf.dispatch or cf.release or (cf.interim and not cf.interim.returned_on):
+        raise Refused(f"{animal.label} is no longer in the pound")
+    if kind == "death":
+        animal.died_on = today
+    else:
+        animal.escaped_on = today
+    run.event("task", "Death recorded" if kind == "death" else "Escape recorded", actor_role=user.role,
+              detail={"animal": animal.label})
+    run.run()
+    if not cf.living_animals() and runtime.is_waiting_for_message(run.wf, "lot_gone"):
+        runtime.deliver_message(run.wf, "lot_gone", {})
+        run.run()
+    run.save()
+    return run.case
+
+
+# -- the summary the pages, the API and the simulator show -----------------------------------------
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else f"{value:.2f}"
+
+
+def transfer_lock_until(cf: CaseFile) -> date | None:
+    """Condition (b)(i): sale day + 30; where an objection or appeal was filed, the later of that
+    and the day the outcome became final (None while that day is not known)."""
+    if cf.sale is None:
+        return None
+    base = cf.sale.day + timedelta(days=30)
+    if cf.objections or cf.appeals:
+        return max(base, cf.final_on) if cf.final_on else None
+    return base
+
+
+def deadlines(cf: CaseFile) -> dict[str, date | None]:
+    release = cf.timers.get("bt_release_window")
+    return {
+        "release_last_day": (legal_time.day_before_instant(release, cf.timezone) if release
+                             else cf.impounded_on + timedelta(days=3)),
+        "objection_last_day": cf.notice.last_day if cf.notice else None,
+        "auction_last_day": cf.auctions[0].last_day if cf.auctions else None,
+        "appeal_last_day": appeal_last_day(cf),
+        "transfer_lock_until": transfer_lock_until(cf),
+    }
+
+
+def summary(session: Session, case: Case) -> dict[str, Any]:
+    """The case as the simulator's result shape (RULE130 scenarios FORMAT.md): outcome, deadlines,
+    sale, fees, ledger balances and payments; dates as local dates, amounts as Decimal."""
+    cf = casefile.load(case.file_json)
+    as_of = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
+    totals = ledger.balances(session, case.id)
+    dl = deadlines(cf)
+    sale = None
+    if cf.sale is not None:
+        sale = {"buyer": cf.sale.buyer, "amount": cf.sale.amount, "day": cf.sale.day,
+                "transfer_lock_until": dl["transfer_lock_until"]}
+    return {
+        "case_number": case.case_number,
+        "outcome": cf.outcome,
+        "deadlines": {k: v for k, v in dl.items() if k != "transfer_lock_until"},
+        "sale": sale,
+        "fees": {"fine": fees.fine(cf), "pound_feeding": fees.pound_feeding(cf, as_of),
+                 "buyer_feeding": fees.buyer_feeding(cf), "shortfall": cf.shortfall},
+        "ledger": {account: totals.get(account, ZERO) for account in ledger.PANCHAYAT_ACCOUNTS},
+        "paid": {"buyer": ledger.paid_to(session, case.id, "buyer"),
+                 "pound_keeper": ledger.paid_to(session, case.id, "pound_keeper"),
+                 "objector_security_refund": ledger.paid_to(session, case.id, "objector", ("security_refund",)),
+                 "objector": ledger.paid_to(session, case.id, "objector", ("remittance_balance",))},
+    }
+
+
+def history(session: Session, case: Case) -> list[CaseEvent]:
+    return list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
+                                .order_by(CaseEvent.at, CaseEvent.id)))

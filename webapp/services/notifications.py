@@ -1,0 +1,69 @@
+"""In-app notifications: written by the diagram's handlers, read in each officer's inbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from .. import clock
+from ..store.models import Case, Notification, Panchayat, User
+
+TEMPLATES: dict[str, str] = {
+    "report_raised": "{case}: the release window has passed; the file is open. Publish the notice (Rule 130(a)).",
+    "auction_unsold": "{case}: the conditional auction closed without a sale. Decide the unsold cattle (Rule 130(b) proviso).",
+    "cattle_dispatched": "{case}: cattle were sent to you for sale. Record the sale and the remittance.",
+    "outcome_final": "{case}: the Panchayat's decision is final (Rule 130(e) proviso).",
+    "feeding_charges_due": "{case}: the cattle were delivered; pay the feeding charges (Rule 130(d)).",
+    "case_closed": "{case}: the case is closed.",
+    "objection_filed": "{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c)).",
+    "appeal_filed": "{case}: an appeal was filed by {appellant} (Rule 130(e) proviso).",
+}
+
+
+def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
+    """The active officers of ``roles`` whose scope covers ``case``."""
+    panchayat = session.get(Panchayat, case.panchayat_id)
+    found: list[User] = []
+    for role in roles:
+        query = select(User).where(User.role == role, User.active.is_(True))
+        if role == "receiving_officer":
+            if case.receiving_officer_id is None:
+                continue
+            query = query.where(User.id == case.receiving_officer_id)
+        elif role == "appellate_authority":
+            query = query.where(User.samiti_code == panchayat.samiti_code)
+        else:
+            query = query.where(User.panchayat_id == case.panchayat_id)
+        found.extend(session.scalars(query))
+    return found
+
+
+def notify(session: Session, case: Case, roles: list[str], template: str, **params: str) -> list[Notification]:
+    """Write one notification per recipient. Returns the rows written."""
+    text = TEMPLATES.get(template, template).format(case=case.case_number, **params)
+    rows = [Notification(user_id=user.id, case_id=case.id, template=template, message=text, created_at=clock.now())
+            for user in recipients(session, case, roles)]
+    session.add_all(rows)
+    return rows
+
+
+def inbox(session: Session, user: User, limit: int = 100) -> list[Notification]:
+    return list(session.scalars(select(Notification).where(Notification.user_id == user.id)
+                                .order_by(Notification.created_at.desc(), Notification.id.desc()).limit(limit)))
+
+
+def unread_count(session: Session, user: User) -> int:
+    return session.scalar(select(func.count()).select_from(Notification)
+                          .where(Notification.user_id == user.id, Notification.read_at.is_(None))) or 0
+
+
+def mark_read(session: Session, user: User, notification_id: int | None = None) -> None:
+    """Mark one (or, with None, every) notification of ``user`` read."""
+    query = update(Notification).where(Notification.user_id == user.id, Notification.read_at.is_(None))
+    if notification_id is not None:
+        query = query.where(Notification.id == notification_id)
+    session.execute(query.values(read_at=clock.now()))
+
+

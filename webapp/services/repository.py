@@ -1,0 +1,112 @@
+"""Process versions: deploy a diagram with its forms, find the current version, load a version.
+
+A version is stored once (the BPMN, its forms and the serialized spec, with a content hash and a
+number); instances refer to it and keep running on it after later deploys.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from threading import Lock
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+import handlers
+
+from .. import clock
+from ..engine import runtime
+from ..engine.parser import ParsedProcess, load_forms, parse_process
+from ..errors import NotFound
+from ..store.models import ProcessVersion
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_PROCESS = ROOT / "processes" / "rule130"
+PROCESS_ID = "rule130_case"
+
+
+@dataclass
+class LoadedVersion:
+    """A deployed version ready to run: the parsed process and its stored spec."""
+
+    version: ProcessVersion
+    parsed: ParsedProcess
+    spec_json: str
+
+
+_cache: dict[int, LoadedVersion] = {}
+_cache_lock = Lock()
+
+
+def check(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID) -> ParsedProcess:
+    """Validate a diagram and its forms without deploying.
+
+    Raises:
+        InvalidDiagram: every problem, one per line (element id and line number where known).
+    """
+    return parse_process(bpmn_xml, forms, process_id, handler_names=handlers.names())
+
+
+def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_by: str, note: str = "",
+           process_id: str = PROCESS_ID) -> tuple[ProcessVersion, bool]:
+    """Validate and store a version; the same content deployed again returns the existing version.
+
+    Returns:
+        (version, created): ``created`` is False when identical content was already deployed.
+    Raises:
+        InvalidDiagram: the diagram or a form cannot run.
+    """
+    parsed = check(bpmn_xml, forms, process_id)
+    existing = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id,
+                                                           ProcessVersion.content_hash == parsed.content_hash))
+    if existing is not None:
+        return existing, False
+    number = (session.scalar(select(func.max(ProcessVersion.version))
+                             .where(ProcessVersion.process_id == process_id)) or 0) + 1
+    version = ProcessVersion(process_id=process_id, version=number, content_hash=parsed.content_hash,
+                             bpmn_xml=bpmn_xml.decode("utf-8"), forms_json=json.dumps(forms, ensure_ascii=False),
+                             spec_json=runtime.spec_json(parsed), deployed_by=deployed_by,
+                             deployed_at=clock.now(), note=note)
+    session.add(version)
+    session.flush()
+    return version, True
+
+
+def read_bundled() -> tuple[bytes, dict[str, dict]]:
+    """The Rule 130 diagram and forms shipped in ``processes/rule130``."""
+    return (BUNDLED_PROCESS / "rule130.bpmn").read_bytes(), load_forms(BUNDLED_PROCESS / "forms")
+
+
+def deploy_bundled(session: Session, deployed_by: str = "setup") -> tuple[ProcessVersion, bool]:
+    """Deploy the bundled Rule 130 process (a no-op when that content is already deployed)."""
+    bpmn, forms = read_bundled()
+    return deploy(session, bpmn, forms, deployed_by, note="bundled Rule 130 process")
+
+
+def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
+    """The newest deployed version.
+
+    Raises:
+        NotFound: nothing deployed yet (run ``rule130 init-db``).
+    """
+    version = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id)
+                             .order_by(ProcessVersion.version.desc()).limit(1))
+    if version is None:
+        raise NotFound(f"no version of {process_id} is deployed; run 'rule130 init-db' or 'rule130 deploy'")
+    return version
+
+
+def load(version: ProcessVersion) -> LoadedVersion:
+    """Parse a stored version once per process and keep it (versions are immutable)."""
+    with _cache_lock:
+        cached = _cache.get(version.id)
+        if cached is not None and cached.version.content_hash == version.content_hash:
+            return cached
+    forms = json.loads(version.forms_json)
+    parsed = parse_process(version.bpmn_xml.encode("utf-8"), forms, version.process_id)
+    loaded = LoadedVersion(version, parsed, version.spec_json)
+    with _cache_lock:
+        _cache[version.id] = loaded
+    return loaded

@@ -1,0 +1,218 @@
+"""Who may and how much: the checks an officer's form must pass before its task runs.
+
+Each check takes the case file, the submitted form (already valid against its JSON Schema) and
+the instant of the act, and returns the cleaned form (amounts as ``Decimal``) or raises
+:class:`Refused` / :class:`DeadlinePassed` with a message naming the problem (and the last day).
+Deadlines are checked here, in Python, at the act's exact instant (RULE130.md, "Time"), against
+the due instants of the diagram's own timers (recorded in ``case_file.timers``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+import jsonschema
+from sqlalchemy.orm import Session
+
+from .. import fees, legal_time
+from ..casefile import CaseFile
+from ..errors import DeadlinePassed, Refused
+from . import users
+from .amounts import parse_amount
+
+Check = Callable[[Session, CaseFile, dict[str, Any], datetime], dict[str, Any]]
+CHECKS: dict[str, Check] = {}
+
+
+def check(form_key: str) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        CHECKS[form_key] = fn
+        return fn
+    return register
+
+
+def fmt_day(day) -> str:
+    return day.isoformat()
+
+
+def validate_schema(schema: dict, data: dict[str, Any]) -> None:
+    """Validate ``data`` against the form's JSON Schema.
+
+    Raises:
+        Refused: with one message per field (``field_errors``).
+    """
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+    if not errors:
+        return
+    field_errors: dict[str, str] = {}
+    for error in errors:
+        if error.validator == "required":
+            missing = error.message.split("'")[1] if "'" in error.message else "?"
+            field_errors[missing] = "this field is required"
+        elif error.validator == "additionalProperties":
+            field_errors["_form"] = error.message
+        else:
+            name = ".".join(str(p) for p in error.path) or "_form"
+            title = schema.get("properties", {}).get(name, {}).get("title", name)
+            message = error.message
+            if error.validator == "pattern":
+                message = "give an amount in rupees with at most two decimals, e.g. 1200.50"
+            elif error.validator == "enum":
+                message = f"choose one of: {', '.join(map(str, error.validator_value))}"
+            elif error.validator in ("minimum", "maximum"):
+                message = f"{error.instance} is {'below the minimum' if error.validator == 'minimum' else 'above the maximum'} of {error.validator_value}"
+            field_errors.setdefault(name, f"{title}: {message}" if name != "_form" else message)
+    summary = "; ".join(v if k == "_form" else v for k, v in field_errors.items())
+    raise Refused(f"the form has errors: {summary}", field_errors)
+
+
+def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dict[str, Any],
+          at: datetime) -> dict[str, Any]:
+    """Run the rule checks, then the schema: the rule messages are the clearer ones.
+
+    Returns:
+        the cleaned form to store in the task's data.
+    Raises:
+        Refused, DeadlinePassed.
+    """
+    data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
+    prepared = {k: (str(v) if k in _amount_fields(schema) and not isinstance(v, (float, bool)) else v)
+                for k, v in data.items()}
+    rule = CHECKS.get(form_key)
+    cleaned = rule(session, cf, dict(prepared), at) if rule else dict(prepared)
+    validate_schema(schema, {k: (f"{v:.2f}" if hasattr(v, "quantize") else v) for k, v in cleaned.items()
+                             if k in schema.get("properties", {})})
+    return cleaned
+
+
+def _amount_fields(schema: dict) -> set[str]:
+    return {name for name, prop in schema.get("properties", {}).items() if "pattern" in prop}
+
+
+def _deadline(cf: CaseFile, timer_id: str, at: datetime, what: str) -> None:
+    due = cf.timers.get(timer_id)
+    if due and at >= legal_time.parse_instant(due):
+        last = legal_time.day_before_instant(due, cf.timezone)
+        raise DeadlinePassed(f"{what} ended on {fmt_day(last)} (last day {fmt_day(last)})", last_day=fmt_day(last))
+
+
+def _require_text(data: dict[str, Any], field: str, label: str) -> str:
+    value = str(data.get(field) or "").strip()
+    if not value:
+        raise Refused(f"{label} is required", {field: "this field is required"})
+    if len(value) > 200:
+        raise Refused(f"{label} is longer than 200 characters", {field: "too long"})
+    return value
+
+
+@check("release_by_owner")
+def _release(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    data["owner"] = _require_text(data, "owner", "the owner's name")
+    _deadline(cf, "bt_release_window", at, "the release window")
+    return data
+
+
+@check("publish_notice")
+def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    try:
+        days = int(str(data.get("objection_period_days", "")).strip())
+    except ValueError:
+        raise Refused("the objection period must be a whole number of days",
+                      {"objection_period_days": "not a whole number"}) from None
+    if days < 30:
+        raise Refused(f"the objection period must be at least 30 days (Rule 130(a)); {days} was given",
+                      {"objection_period_days": "at least 30 days"})
+    if days > 365:
+        raise Refused("the objection period cannot be more than 365 days", {"objection_period_days": "too long"})
+    data["objection_period_days"] = days
+    data["full_price"] = parse_amount(data.get("full_price"), "full_price", "the full price", positive=True)
+    if not cf.living_animals():
+        raise Refused("no animal is left in the pound to notify")
+    return data
+
+
+@check("record_bid")
+def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    data["bidder"] = _require_text(data, "bidder", "the bidder's name")
+    data["amount"] = parse_amount(data.get("amount"), "amount", "the bid", positive=True)
+    auction = cf.auction
+    if auction is None:
+        raise Refused("no conditional auction is open for this case")
+    if auction.status == "withdrawn" or cf.interim is not None and auction.round == 1:
+        raise Refused("the conditional auction was withdrawn when the cattle were delivered on security "
+                      "(Rule 130(c) Explanation); no bid can be taken")
+    if auction.status != "open":
+        raise DeadlinePassed(f"the auction closed on {fmt_day(auction.closed_on or auction.last_day)}; no bid can be taken",
+                             last_day=fmt_day(auction.last_day))
+    if not legal_time.is_within(at, auction.last_day, cf.timezone):
+        raise DeadlinePassed(f"the auction closed at the end of {fmt_day(auction.last_day)}; no bid can be taken",
+                             last_day=fmt_day(auction.last_day))
+    return data
+
+
+@check("decide_unsold")
+def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    choice = data.get("choice")
+    if choice == "accept_highest_bid":
+        if cf.auction is None or not cf.auction.bids:
+            raise Refused("there is no bid to accept; send the cattle for sale instead", {"choice": "no bid"})
+        data.pop("receiver", None)
+        return data
+    if choice in ("neighbouring_panchayat", "cattle_fair"):
+        receiver = _require_text(data, "receiver", "the receiving officer")
+        user = users.by_display_name(session, receiver, "receiving_officer")
+        if user is None:
+            raise Refused(f"no receiving officer is called {receiver}", {"receiver": "unknown receiving officer"})
+        data["receiver"], data["receiver_user_id"] = user.display_name, user.id
+    if cf.interim is not None:
+        raise Refused("the cattle were delivered to the objector on security; they cannot be sold")
+    return data
+
+
+@check("record_remittance")
+def _remittance(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    data["proceeds"] = parse_amount(data.get("proceeds"), "proceeds", "the gross sale price")
+    data["expenses"] = parse_amount(data.get("expenses"), "expenses", "the expenses of sale")
+    if data["expenses"] > data["proceeds"]:
+        raise Refused(f"the expenses of sale ({data['expenses']}) cannot exceed the sale price ({data['proceeds']})",
+                      {"expenses": "more than the sale price"})
+    return data
+
+
+@check("decide_objection")
+def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    decision = data.get("decision")
+    if decision == "proved" and any(o.decision == "proved" for o in cf.objections):
+        other = next(o.objector for o in cf.objections if o.decision == "proved")
+        raise Refused(f"the ownership of {other} is already proved; at most one claim can be proved",
+                      {"decision": "another claim is proved"})
+    if decision == "interim_delivery":
+        data["security"] = parse_amount(data.get("security"), "security", "the security", positive=True)
+        if cf.interim is not None:
+            raise Refused(f"the cattle were already delivered on security to {cf.interim.objector}")
+        if cf.sale is not None:
+            raise Refused("the cattle were sold in the conditional auction; interim delivery is only possible "
+                          "while they are in the pound")
+        if cf.dispatch is not None:
+            raise Refused("the cattle were sent for sale; interim delivery is only possible while they are in the pound")
+    else:
+        data.pop("security", None)
+    return data
+
+
+@check("pay_feeding_charges")
+def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    data["amount"] = parse_amount(data.get("amount"), "amount", "the feeding charges")
+    limit = fees.pound_feeding(cf, legal_time.local_day(at, cf.timezone))
+    if data["amount"] > limit:
+        raise Refused(f"the feeding charges cannot exceed the pound's feeding expenses C = {limit} (Rule 130(d))",
+                      {"amount": f"at most {limit}"})
+    return data
+
+
+@check("return_by_objector")
+def _return_by_objector(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    _deadline(cf, "bt_return_deadline", at, "the period to return the cattle")
+    return data

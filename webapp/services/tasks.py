@@ -1,0 +1,194 @@
+"""Officer tasks: "My tasks", one task with its form, and completing it.
+
+A task is a READY user task of a case the user may see, in a lane equal to the user's role. Due
+dates follow RULE130.md's service levels; the legal deadline each task serves is shown with it.
+"""
+
+from __future__ import annotations
+
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+from SpiffWorkflow.util.task import TaskState
+
+from .. import clock, legal_time
+from ..casefile import CaseFile
+from ..engine import runtime
+from ..errors import Conflict, NotFound, Refused
+from ..store.models import Case, User
+from . import cases, rules, users
+
+
+@dataclass
+class TaskView:
+    """A ready task as lists and pages show it."""
+
+    case_id: int
+    case_number: str
+    task_id: str
+    element_id: str
+    name: str
+    lane: str
+    form_key: str | None
+    schema: dict | None
+    due: date | None
+    deadline_label: str | None
+    deadline: date | None
+    data: dict[str, Any]
+    lock_version: int
+
+
+def _service_level(cf: CaseFile, element_id: str, today: date) -> tuple[date | None, str | None, date | None]:
+    """(due date, the legal deadline it serves, that deadline's last day) per RULE130.md's defaults."""
+    dl = cases.deadlines(cf)
+    plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
+    report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
+    final = cf.final_on
+    levels: dict[str, tuple[date | None, str | None, date | None]] = {
+        "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
+        "ut_publish_notice": (plus(report_day, 1), None, None),
+        "ut_record_bid": (cf.auction.last_day if cf.auction else None, "auction", cf.auction.last_day if cf.auction else None),
+        "ut_decide_objection": (dl["objection_last_day"], "objection period", dl["objection_last_day"]),
+        "ut_order_stand": (plus(dl["objection_last_day"], 3), None, None),
+        "ut_decide_unsold": (plus(cf.auction.closed_on if cf.auction else None, 2), None, None),
+        "ut_record_remittance": (plus(cf.dispatch.day if cf.dispatch else None, 15), None, None),
+        "ut_decide_appeal": (plus(cf.appeals[-1].filed_on if cf.appeals else None, 30), "appeal period",
+                             dl["appeal_last_day"]),
+        "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
+        "ut_deliver_to_objector": (plus(final, 7), None, None),
+        "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
+        "ut_pay_feeding_charges": (plus(cf.delivered_on, 7), None, None),
+    }
+    return levels.get(element_id, (None, None, None))
+
+
+def _view(case: Case, cf: CaseFile, loaded: Any, task: Any, today: date) -> TaskView:
+    form = runtime.form_name(task)
+    due, label, deadline = _service_level(cf, task.task_spec.bpmn_id, today)
+    data = {k: v for k, v in task.data.items() if k in ("objection",)}
+    return TaskView(case_id=case.id, case_number=case.case_number, task_id=str(task.id),
+                    element_id=task.task_spec.bpmn_id, name=task.task_spec.bpmn_name or task.task_spec.bpmn_id,
+                    lane=task.task_spec.lane, form_key=runtime.form_key(task),
+                    schema=loaded.parsed.forms.get(form) if form else None, due=due, deadline_label=label,
+                    deadline=deadline, data=data, lock_version=case.lock_version)
+
+
+def case_tasks(session: Session, case: Case) -> list[TaskView]:
+    """Every ready user task of a case (any lane)."""
+    run = cases.CaseRun(session, case, None)
+    today = legal_time.local_day(clock.now(), run.cf.timezone)
+    return [_view(case, run.cf, run.loaded, t, today) for t in runtime.ready_user_tasks(run.wf)]
+
+
+def my_tasks(session: Session, user: User) -> list[TaskView]:
+    """Ready tasks in the user's lanes within their scope, most urgent (earliest due) first."""
+    views: list[TaskView] = []
+    for case in cases.visible_cases(session, user, status="running"):
+        views.extend(v for v in case_tasks(session, case) if v.lane == user.role)
+    return sorted(views, key=lambda v: (v.due or date.max, v.case_number, v.name))
+
+
+def get_task(session: Session, user: User, case_id: int | str, task_id: str) -> TaskView:
+    """One ready task of the user's lane.
+
+    Raises:
+        NotFound: no such case or task in the user's scope. NotPermitted: another role's task.
+        Conflict: the task is no longer open.
+    """
+    case = cases.get_case(session, user, case_id)
+    run = cases.CaseRun(session, case, user)
+    task = runtime.find_task(run.wf, task_id)
+    if task is None or not task.task_spec.manual:
+        raise NotFound(f"no task {task_id} in case {case.case_number}")
+    users.check_lane(user, task.task_spec.lane)
+    if task.state != TaskState.READY:
+        raise Conflict(f"the task '{task.task_spec.bpmn_name}' is no longer open: it was completed or closed")
+    return _view(case, run.cf, run.loaded, task, legal_time.local_day(clock.now(), run.cf.timezone))
+
+
+def complete_task(session: Session, user: User, case_id: int | str, task_id: str, data: dict[str, Any],
+                  expected_lock_version: int | None = None) -> Case:
+    """Complete a ready task with its form: check, run the engine, save (one transaction).
+
+    Args:
+        data: the submitted form (strings from a page, or JSON values from the API).
+        expected_lock_version: the case version the officer saw; a different one is a conflict.
+    Raises:
+        NotFound, NotPermitted, Conflict, Refused, DeadlinePassed.
+    """
+    case = cases.get_case(session, user, case_id)
+    if expected_lock_version is not None and case.lock_version != expected_lock_version:
+        raise Conflict("this case changed since you opened the task; nothing was saved. Reload and check.")
+    if case.status != "running":
+        raise Conflict(f"case {case.case_number} is closed; the task is no longer open")
+    run = cases.CaseRun(session, case, user)
+    task = runtime.find_task(run.wf, task_id)
+    if task is None or not task.task_spec.manual:
+        raise NotFound(f"no task {task_id} in case {case.case_number}")
+    users.check_lane(user, task.task_spec.lane)
+    if task.state != TaskState.READY:
+        raise Conflict(f"the task '{task.task_spec.bpmn_name}' is no longer open: it was completed or closed")
+    return _complete(session, user, run, task.task_spec, data, lambda: runtime.find_task(run.wf, task_id))
+
+
+def act(session: Session, user: User, case_id: int | str, element_id: str, data: dict[str, Any],
+        **match: Any) -> Case:
+    """Complete the ready task of element ``element_id`` (e.g. ``ut_record_bid``), optionally the one
+    whose objection matches ``match`` (``objector=...``). Used by the simulator and the API.
+
+    The rule checks run first, so an act after its deadline is refused naming the last day even
+    when the timer has already closed the task.
+    Raises:
+        NotFound, NotPermitted, Conflict, Refused, DeadlinePassed.
+    """
+    case = cases.get_case(session, user, case_id)
+    if case.status != "running":
+        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
+    run = cases.CaseRun(session, case, user)
+    task_spec = runtime.task_spec_by_id(run.loaded.parsed, element_id)
+    if task_spec is None or not task_spec.manual:
+        raise NotFound(f"the process has no task {element_id}")
+    users.check_lane(user, task_spec.lane)
+
+    def ready() -> Any:
+        for task in runtime.ready_user_tasks(run.wf):
+            if task.task_spec.bpmn_id == element_id and all(
+                    (task.data.get("objection") or {}).get(k) == v for k, v in match.items()):
+                return task
+        return None
+
+    return _complete(session, user, run, task_spec, data, ready)
+
+
+def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, data: dict[str, Any],
+              find: Any) -> Case:
+    form = runtime.spec_form_name(task_spec)
+    schema = run.loaded.parsed.forms[form]
+    cleaned = rules.clean(session, form.split(".")[0], schema, run.cf, data or {}, clock.now())
+    run.run()  # timers due before this act fire first
+    task = find()
+    if task is None or task.state != TaskState.READY:
+        raise Refused(f"the task '{task_spec.bpmn_name}' is not open in case {run.case.case_number} now")
+    runtime.complete_user_task(run.wf, task, cleaned)
+    run.event("task", task_spec.bpmn_name or task_spec.bpmn_id, element_id=task_spec.bpmn_id,
+              actor_role=user.role, detail={k: (v if isinstance(v, (int, str)) else str(v))
+                                            for k, v in cleaned.items()})
+    run.run()
+    run.save()
+    return run.case
+
+
+def find_ready(session: Session, case: Case, element_id: str, **match: Any) -> str | None:
+    """The id of a ready task of ``element_id`` whose data matches (e.g. objection's objector)."""
+    run = cases.CaseRun(session, case, None)
+    for task in runtime.ready_user_tasks(run.wf):
+        if task.task_spec.bpmn_id != element_id:
+            continue
+        if all((task.data.get("objection") or {}).get(k) == v for k, v in match.items()):
+            return str(task.id)
+    return None
+
+

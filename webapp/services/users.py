@@ -1,0 +1,120 @@
+"""Users, roles, scope, passwords and API tokens (RULE130.md, "Roles, lanes and scope")."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from .. import clock
+from ..errors import NotFound, NotPermitted, Refused
+from ..store.models import ApiToken, Case, Panchayat, User
+
+ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
+PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
+
+
+def create_panchayat(session: Session, code: str, name: str, samiti_code: str, district: str = "",
+                     timezone: str = "Asia/Kolkata", appeal_period_days: int = 30) -> Panchayat:
+    """Add a Panchayat (code unique, e.g. ``RMP``)."""
+    if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
+        raise Refused(f"a Panchayat with code {code} already exists")
+    panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
+                          appeal_period_days=appeal_period_days, return_period_days=7, case_sequence=0)
+    session.add(panchayat)
+    session.flush()
+    return panchayat
+
+
+def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
+                panchayat_code: str | None = None, samiti_code: str | None = None) -> User:
+    """Create a user with a hashed password.
+
+    Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
+    Samiti; a receiving officer may have a Panchayat (their own) or none; an administrator with
+    neither is installation-wide.
+    Raises:
+        Refused: unknown role, missing or unknown scope, duplicate name, short password.
+    """
+    if role not in ROLES:
+        raise Refused(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
+    if not username or len(username) > 80:
+        raise Refused("a user name of 1 to 80 characters is required")
+    if session.scalar(select(User).where(User.username == username)) is not None:
+        raise Refused(f"the user {username} already exists")
+    if len(password) < 8:
+        raise Refused("the password must have at least 8 characters")
+    panchayat = None
+    if panchayat_code:
+        panchayat = session.scalar(select(Panchayat).where(Panchayat.code == panchayat_code))
+        if panchayat is None:
+            raise Refused(f"no Panchayat has the code {panchayat_code}")
+    if role in PANCHAYAT_ROLES and panchayat is None:
+        raise Refused(f"a {role.replace('_', ' ')} needs --panchayat CODE")
+    if role == "appellate_authority" and not samiti_code:
+        raise Refused("an appellate authority needs --samiti CODE")
+    user = User(username=username, display_name=display_name or username,
+                password_hash=generate_password_hash(password), role=role,
+                panchayat_id=panchayat.id if panchayat else None,
+                samiti_code=samiti_code or (panchayat.samiti_code if panchayat and role == "administrator" else None),
+                active=True, created_at=clock.now())
+    session.add(user)
+    session.flush()
+    return user
+
+
+def authenticate(session: Session, username: str, password: str) -> User | None:
+    user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
+    if user is None or not check_password_hash(user.password_hash, password):
+        return None
+    return user
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(session: Session, username: str) -> str:
+    """A new bearer token for ``username``; only its SHA-256 is stored. Returns the token once."""
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise NotFound(f"no user {username}")
+    token = secrets.token_urlsafe(32)
+    session.add(ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now()))
+    return token
+
+
+def user_for_token(session: Session, token: str) -> User | None:
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == _digest(token)))
+    if row is None:
+        return None
+    user = session.get(User, row.user_id)
+    return user if user is not None and user.active else None
+
+
+def can_see(session: Session, user: User, case: Case) -> bool:
+    """Scope: own Panchayat; a Samiti's appellate authority or administrator its Panchayats; a
+    receiving officer only cases dispatched to them; an installation administrator everything."""
+    if user.role == "receiving_officer":
+        return case.receiving_officer_id == user.id
+    if user.role in ("appellate_authority", "administrator") and user.panchayat_id is None:
+        if user.samiti_code is None:
+            return user.role == "administrator"
+        panchayat = session.get(Panchayat, case.panchayat_id)
+        return panchayat is not None and panchayat.samiti_code == user.samiti_code
+    return user.panchayat_id == case.panchayat_id
+
+
+def check_lane(user: User, lane: str | None) -> None:
+    """Refuse a task whose lane is not the user's role (HTTP 403)."""
+    if lane != user.role:
+        raise NotPermitted(f"this task is for the {str(lane).replace('_', ' ')}; you are signed in as "
+                           f"{user.role.replace('_', ' ')}")
+
+
+def by_display_name(session: Session, name: str, role: str) -> User | None:
+    """A user of ``role`` whose user name or display name is ``name``."""
+    return session.scalar(select(User).where(User.role == role, (User.username == name) | (User.display_name == name)))

@@ -1,0 +1,452 @@
+"""The case simulator: run a scenario file (tests/scenarios/FORMAT.md) through the real diagram,
+engine and services on a fresh database with a virtual clock.
+
+Timers due at or before a step's ``at`` fire first (the clock just past each due instant); the
+step then acts at its exact ``at``. After the last step the clock runs on through every armed
+timer until the case ends or only an officer can move it. Exit status: 0 every expectation held,
+1 a mismatch, 2 an invalid file (:class:`ScenarioError`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import select
+
+from . import clock, legal_time
+from .errors import Rule130Error
+from .services import cases, repository, tasks, timers, uow, users
+from .store import db
+from .store.models import Case, CaseEvent, User
+from .tariff import SPECIES
+
+
+class ScenarioError(Exception):
+    """The file cannot be read as a scenario; the message names the field."""
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+class _Loader(yaml.SafeLoader):
+    """YAML without implicit timestamps: instants and dates stay text, so offsets are never lost."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, regexp) for tag, regexp in v if tag != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields, optional fields)
+    "release_by_owner": ({"owner"}, set()),
+    "record_death": (set(), {"tag", "animal"}),
+    "record_escape": (set(), {"tag", "animal"}),
+    "publish_notice": ({"objection_period_days", "full_price"}, set()),
+    "bid": ({"bidder", "amount"}, set()),
+    "decide_unsold": (set(), {"send_to", "receiver", "accept_highest_bid"}),
+    "record_remittance": ({"proceeds", "expenses"}, set()),
+    "file_objection": ({"objector"}, set()),
+    "grant_interim_delivery": ({"objector", "security"}, {"reason"}),
+    "decide_ownership": ({"objector", "proved"}, set()),
+    "order_auction_stand": (set(), set()),
+    "file_appeal": ({"appellant"}, set()),
+    "decide_appeal": ({"decision"}, set()),
+    "return_by_buyer": (set(), set()),
+    "deliver_to_objector": (set(), set()),
+    "return_by_objector": (set(), set()),
+    "pay_feeding_charges": ({"amount"}, set()),
+}
+AMOUNT_FIELDS = {"full_price", "amount", "proceeds", "expenses", "security"}
+TOP_KEYS = {"name", "timezone", "tariff", "case", "settings", "steps", "expect"}
+CASE_KEYS = {"impounded_at", "place_seized", "place_impounded", "nearest_village", "animals"}
+EXPECT_KEYS = {
+    "outcome": None,
+    "deadlines": {"release_last_day", "objection_last_day", "auction_last_day", "appeal_last_day"},
+    "sale": {"buyer", "amount", "day", "transfer_lock_until"},
+    "fees": {"fine", "pound_feeding", "buyer_feeding", "shortfall"},
+    "ledger": {"suspense", "pound_account", "panchayat_fund"},
+    "paid": {"buyer", "pound_keeper", "objector_security_refund", "objector"},
+}
+
+
+@dataclass
+class Step:
+    number: int
+    at: datetime
+    do: str
+    fields: dict[str, Any]
+    expect_error: Any = None
+
+
+@dataclass
+class Scenario:
+    name: str
+    timezone: str
+    tariff: dict[str, dict[str, Decimal]]
+    case: dict[str, Any]
+    settings: dict[str, Any]
+    steps: list[Step]
+    expect: dict[str, Any] = field(default_factory=dict)
+
+
+def _amount(value: Any, where: str) -> str:
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ScenarioError(f"{where}: write amounts as quoted strings (an unquoted decimal is read as a float)")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    raise ScenarioError(f"{where}: not an amount: {value!r}")
+
+
+def _instant(value: Any, where: str) -> datetime:
+    try:
+        return legal_time.parse_instant(str(value))
+    except ValueError:
+        raise ScenarioError(f"{where}: {value!r} is not a date and time with a UTC offset") from None
+
+
+def _mapping(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}: expected a mapping")
+    return value
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file.
+
+    Raises:
+        ScenarioError: unreadable, a missing or unknown key, an unknown action or species, a time
+            without a UTC offset, an unquoted decimal amount, or a tag no animal has.
+    """
+    try:
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+    except (OSError, yaml.YAMLError) as error:
+        raise ScenarioError(f"cannot read {path}: {error}") from None
+    raw = _mapping(raw, "scenario")
+    unknown = set(raw) - TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"unknown key(s): {', '.join(sorted(unknown))}")
+    for key in ("name", "tariff", "case", "steps"):
+        if key not in raw:
+            raise ScenarioError(f"missing key: {key}")
+    tz = str(raw.get("timezone") or "Asia/Kolkata")
+    try:
+        from zoneinfo import ZoneInfo
+        ZoneInfo(tz)
+    except Exception:
+        raise ScenarioError(f"timezone: unknown time zone {tz!r}") from None
+    tariff: dict[str, dict[str, Decimal]] = {}
+    for species, rates in _mapping(raw["tariff"], "tariff").items():
+        if species not in SPECIES:
+            raise ScenarioError(f"tariff: unknown species {species!r} (known: {', '.join(SPECIES)})")
+        rates = _mapping(rates, f"tariff.{species}")
+        if set(rates) != {"fine", "feeding_per_day"}:
+            raise ScenarioError(f"tariff.{species}: needs exactly fine and feeding_per_day")
+        try:
+            tariff[species] = {k: Decimal(_amount(v, f"tariff.{species}.{k}")) for k, v in rates.items()}
+        except InvalidOperation:
+            raise ScenarioError(f"tariff.{species}: not an amount") from None
+    case = _mapping(raw["case"], "case")
+    if set(case) - CASE_KEYS:
+        raise ScenarioError(f"case: unknown key(s): {', '.join(sorted(set(case) - CASE_KEYS))}")
+    for key in CASE_KEYS:
+        if key not in case:
+            raise ScenarioError(f"case: missing key: {key}")
+    case["impounded_at"] = _instant(case["impounded_at"], "case.impounded_at")
+    if not isinstance(case["animals"], list) or not case["animals"]:
+        raise ScenarioError("case.animals: a list of one or more animals is required")
+    tags = []
+    for n, animal in enumerate(case["animals"], start=1):
+        animal = _mapping(animal, f"case.animals[{n}]")
+        if set(animal) - {"species", "description", "tag"} or "species" not in animal:
+            raise ScenarioError(f"case.animals[{n}]: needs species, description and optionally tag")
+        if animal["species"] not in tariff:
+            raise ScenarioError(f"case.animals[{n}]: species {animal['species']!r} has no tariff")
+        if animal.get("tag") is not None:
+            tags.append(str(animal["tag"]))
+    if len(tags) != len(set(tags)):
+        raise ScenarioError("case.animals: tags must be unique")
+    settings = _mapping(raw.get("settings") or {}, "settings")
+    if set(settings) - {"appeal_period_days", "return_period_days"}:
+        raise ScenarioError(f"settings: unknown key(s): {', '.join(sorted(set(settings) - {'appeal_period_days', 'return_period_days'}))}")
+    steps: list[Step] = []
+    if not isinstance(raw["steps"], list):
+        raise ScenarioError("steps: expected a list")
+    for n, item in enumerate(raw["steps"], start=1):
+        item = dict(_mapping(item, f"steps[{n}]"))
+        where = f"steps[{n}]"
+        if "at" not in item or "do" not in item:
+            raise ScenarioError(f"{where}: needs at and do")
+        at = _instant(item.pop("at"), f"{where}.at")
+        action = item.pop("do")
+        if action not in ACTIONS:
+            raise ScenarioError(f"{where}.do: unknown action {action!r}")
+        expect_error = item.pop("expect_error", None)
+        required, optional = ACTIONS[action]
+        missing = required - set(item)
+        if missing:
+            raise ScenarioError(f"{where} ({action}): missing field(s): {', '.join(sorted(missing))}")
+        extra = set(item) - required - optional
+        if extra:
+            raise ScenarioError(f"{where} ({action}): unknown field(s): {', '.join(sorted(extra))}")
+        for key in AMOUNT_FIELDS & set(item):
+            item[key] = _amount(item[key], f"{where}.{key}")
+        if action in ("record_death", "record_escape"):
+            if ("tag" in item) == ("animal" in item):
+                raise ScenarioError(f"{where} ({action}): give tag or animal")
+            if "tag" in item and str(item["tag"]) not in tags:
+                raise ScenarioError(f"{where} ({action}): no animal has the tag {item['tag']!r}")
+            if "animal" in item and not (isinstance(item["animal"], int) and 1 <= item["animal"] <= len(case["animals"])):
+                raise ScenarioError(f"{where} ({action}): animal must be a position from 1 to {len(case['animals'])}")
+        if action == "decide_unsold":
+            if item.get("accept_highest_bid") is True:
+                if "send_to" in item:
+                    raise ScenarioError(f"{where}: give send_to or accept_highest_bid, not both")
+            elif item.get("send_to") not in ("neighbouring_panchayat", "cattle_fair") or not item.get("receiver"):
+                raise ScenarioError(f"{where}: send_to (neighbouring_panchayat or cattle_fair) and receiver, "
+                                    "or accept_highest_bid: true")
+        if action == "decide_ownership" and not isinstance(item["proved"], bool):
+            raise ScenarioError(f"{where}: proved must be true or false")
+        if action == "decide_appeal" and item["decision"] not in ("upheld", "reversed"):
+            raise ScenarioError(f"{where}: decision must be upheld or reversed")
+        if steps and at < steps[-1].at:
+            raise ScenarioError(f"{where}: steps must be in time order")
+        steps.append(Step(n, at, action, item, expect_error))
+    expect = _mapping(raw.get("expect") or {}, "expect")
+    for key, value in expect.items():
+        if key not in EXPECT_KEYS:
+            raise ScenarioError(f"expect: unknown key {key!r}")
+        allowed = EXPECT_KEYS[key]
+        if allowed is not None and value is not None:
+            extra = set(_mapping(value, f"expect.{key}")) - allowed
+            if extra:
+                raise ScenarioError(f"expect.{key}: unknown key(s): {', '.join(sorted(extra))}")
+    return Scenario(str(raw["name"]), tz, tariff, case, settings, steps, expect)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    result: dict[str, Any]
+    mismatches: list[str]
+    timeline: list[dict[str, Any]]
+
+
+ROLE_USERS = {"pound_keeper": "sim-pound-keeper", "secretary": "sim-secretary", "sarpanch": "sim-sarpanch",
+              "appellate_authority": "sim-appellate"}
+
+
+def run_scenario(scenario: Scenario, database_url: str | None = None) -> Result:
+    """Run ``scenario`` on a fresh temporary SQLite database (or ``database_url``)."""
+    with tempfile.TemporaryDirectory(prefix="rule130-sim-") as tmp:
+        url = database_url or f"sqlite:///{Path(tmp) / 'simulation.db'}"
+        db.upgrade(url)
+        engine = db.make_engine(url)
+        try:
+            return _run(scenario, db.session_factory(engine))
+        finally:
+            engine.dispose()
+
+
+def _run(scenario: Scenario, sessions) -> Result:
+    virtual = clock.VirtualClock(scenario.case["impounded_at"])
+    with clock.installed(virtual):
+        with sessions() as session:
+            repository.deploy_bundled(session, "simulator")
+            suffix = _unique_suffix(session)
+            code = f"SIM{suffix}"
+            panchayat = users.create_panchayat(session, code, f"Simulated Panchayat {suffix}", f"SIMS{suffix}",
+                                               timezone=scenario.timezone,
+                                               appeal_period_days=int(scenario.settings.get("appeal_period_days", 30)))
+            panchayat.return_period_days = int(scenario.settings.get("return_period_days", 7))
+            people = {}
+            for role, name in ROLE_USERS.items():
+                people[role] = users.create_user(session, f"{name}-{suffix}", "simulator-pass", role,
+                                                 display_name=role.replace("_", " "),
+                                                 panchayat_code=code if role != "appellate_authority" else None,
+                                                 samiti_code=f"SIMS{suffix}" if role == "appellate_authority" else None)
+            session.commit()
+        c = scenario.case
+        case = uow.perform(sessions, "start_case", cases.start_case, people["pound_keeper"],
+                           impounded_at=c["impounded_at"], place_seized=c["place_seized"],
+                           place_impounded=c["place_impounded"], nearest_village=c["nearest_village"],
+                           animals=c["animals"], tariff=scenario.tariff)
+        mismatches: list[str] = []
+        receivers: dict[str, User] = {}
+        for step in scenario.steps:
+            _fire_until(sessions, case.id, virtual, step.at)
+            virtual.set(step.at)
+            try:
+                _perform(sessions, case.id, step, people, receivers, suffix)
+                error = None
+            except Rule130Error as refused:
+                error = refused
+            _check_step(step, error, mismatches)
+        _fire_until(sessions, case.id, virtual, None)
+        with sessions() as session:
+            case = session.get(Case, case.id)
+            result = _result(cases.summary(session, case))
+            timeline = _timeline(session, case, scenario.timezone)
+        result["timeline"] = timeline
+        mismatches.extend(_compare(scenario.expect, result))
+        return Result(result, mismatches, timeline)
+
+
+def _unique_suffix(session) -> str:
+    from .store.models import Panchayat
+    count = len(list(session.scalars(select(Panchayat.id))))
+    return str(count + 1)
+
+
+def _fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
+    """Fire every timer due at or before ``until`` (all armed timers when None), in due order."""
+    for _ in range(10_000):
+        with sessions() as session:
+            case = session.get(Case, case_id)
+            due, running = case.next_timer_due, case.status == "running"
+        if not running or due is None or (until is not None and due > until):
+            return
+        virtual.set(max(virtual.now(), due + timedelta(microseconds=1)))
+        timers.fire_case(sessions, case_id)
+    raise RuntimeError("the simulated case keeps firing timers")
+
+
+def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
+             suffix: str) -> None:
+    f = step.fields
+    act = lambda role, element, data=None, **match: uow.perform(  # noqa: E731
+        sessions, step.do, tasks.act, people[role], case_id, element, data or {}, case_id=case_id,
+        user=people[role], **match)
+    if step.do == "release_by_owner":
+        act("pound_keeper", "ut_release", {"owner": f["owner"]})
+    elif step.do in ("record_death", "record_escape"):
+        uow.perform(sessions, step.do, cases.record_animal_event, people["pound_keeper"], case_id,
+                    "death" if step.do == "record_death" else "escape", tag=f.get("tag"),
+                    position=f.get("animal"), case_id=case_id, user=people["pound_keeper"])
+    elif step.do == "publish_notice":
+        act("secretary", "ut_publish_notice", {"objection_period_days": f["objection_period_days"],
+                                               "full_price": f["full_price"]})
+    elif step.do == "bid":
+        act("secretary", "ut_record_bid", {"bidder": f["bidder"], "amount": f["amount"]})
+    elif step.do == "decide_unsold":
+        if f.get("accept_highest_bid") is True:
+            act("sarpanch", "ut_decide_unsold", {"choice": "accept_highest_bid"})
+        else:
+            receiver = str(f["receiver"])
+            if receiver not in receivers:
+                with sessions() as session:
+                    user = users.create_user(session, f"sim-receiver-{suffix}-{len(receivers) + 1}",
+                                             "simulator-pass", "receiving_officer", display_name=receiver)
+                    session.commit()
+                receivers[receiver] = user
+            act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receiver})
+    elif step.do == "record_remittance":
+        with sessions() as session:
+            case = session.get(Case, case_id)
+            officer = session.get(User, case.receiving_officer_id) if case.receiving_officer_id else None
+        if officer is None:
+            from .errors import Refused
+            raise Refused("the cattle have not been sent to a receiving officer")
+        uow.perform(sessions, step.do, tasks.act, officer, case_id, "ut_record_remittance",
+                    {"proceeds": f["proceeds"], "expenses": f["expenses"]}, case_id=case_id, user=officer)
+    elif step.do == "file_objection":
+        uow.perform(sessions, step.do, cases.file_objection, people["secretary"], case_id, f["objector"],
+                    case_id=case_id, user=people["secretary"])
+    elif step.do == "grant_interim_delivery":
+        data = {"decision": "interim_delivery", "security": f["security"]}
+        if f.get("reason"):
+            data["reason"] = str(f["reason"])
+        act("sarpanch", "ut_decide_objection", data, objector=f["objector"])
+    elif step.do == "decide_ownership":
+        act("sarpanch", "ut_decide_objection", {"decision": "proved" if f["proved"] else "not_proved"},
+            objector=f["objector"])
+    elif step.do == "order_auction_stand":
+        act("sarpanch", "ut_order_stand")
+    elif step.do == "file_appeal":
+        uow.perform(sessions, step.do, cases.file_appeal, people["secretary"], case_id, f["appellant"],
+                    case_id=case_id, user=people["secretary"])
+    elif step.do == "decide_appeal":
+        act("appellate_authority", "ut_decide_appeal", {"decision": f["decision"]})
+    elif step.do == "return_by_buyer":
+        act("secretary", "ut_return_by_buyer")
+    elif step.do == "deliver_to_objector":
+        act("secretary", "ut_deliver_to_objector")
+    elif step.do == "return_by_objector":
+        act("secretary", "ut_return_by_objector")
+    elif step.do == "pay_feeding_charges":
+        act("sarpanch", "ut_pay_feeding_charges", {"amount": f["amount"]})
+
+
+def _check_step(step: Step, error: Rule130Error | None, mismatches: list[str]) -> None:
+    label = f"step {step.number} ({step.do} at {step.at.isoformat()})"
+    if step.expect_error is None or step.expect_error is False:
+        if error is not None:
+            mismatches.append(f"{label}: unexpectedly refused: {error.message}")
+        return
+    if error is None:
+        mismatches.append(f"{label}: expected a refusal, but it was accepted")
+        return
+    if step.expect_error is True:
+        return
+    wanted = str(step.expect_error).lower()
+    if wanted not in error.message.lower():
+        mismatches.append(f"{label}: refused with {error.message!r}, which does not contain {step.expect_error!r}")
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return f"{value:.2f}"
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _text(v) for k, v in value.items()}
+    return value
+
+
+def _result(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: _text(v) for k, v in summary.items() if k != "case_number"}
+
+
+def _timeline(session, case: Case, tz: str) -> list[dict[str, Any]]:
+    events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id,
+                                                     CaseEvent.kind.in_(("task", "timer", "refusal", "notification")))
+                             .order_by(CaseEvent.at, CaseEvent.id))
+    from zoneinfo import ZoneInfo
+    # at one instant, a timer comes before what its firing caused
+    ordered = sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id))
+    return [{"at": e.at.astimezone(ZoneInfo(tz)).isoformat(), "kind": e.kind, "name": e.name,
+             "actor": e.actor_role or "timer"} for e in ordered]
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    if expected is None or actual is None:
+        return expected is None and actual is None
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected == actual
+    try:
+        return Decimal(str(expected)) == Decimal(str(actual))
+    except InvalidOperation:
+        return str(expected) == str(actual)
+
+
+def _compare(expect: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    problems = []
+    for key, wanted in expect.items():
+        got = result.get(key)
+        if isinstance(wanted, dict):
+            if not isinstance(got, dict):
+                problems.append(f"{key}: expected {wanted}, got {got}")
+                continue
+            for sub, value in wanted.items():
+                if not _same(value, got.get(sub)):
+                    problems.append(f"{key}.{sub}: expected {value}, got {got.get(sub)}")
+        elif not _same(wanted, got):
+            problems.append(f"{key}: expected {wanted}, got {got}")
+    return problems

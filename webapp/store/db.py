@@ -1,0 +1,56 @@
+"""Engines and sessions. The database comes from ``DATABASE_URL`` (default: SQLite in the instance folder)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def default_url(instance_path: str | os.PathLike | None = None) -> str:
+    """``DATABASE_URL`` if set, else ``sqlite:///<instance>/rule130.db``."""
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
+    folder = Path(instance_path) if instance_path else ROOT / "instance"
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'rule130.db'}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine; SQLite gets foreign keys, WAL and a busy timeout so the worker and web can share it."""
+    if url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url[len("postgres://"):]
+    elif url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record):  # pragma: no cover - trivial
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            if ":memory:" not in url:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def upgrade(url: str) -> None:
+    """Create or upgrade the schema with Alembic (the only way tables are made)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    command.upgrade(config, "head")

@@ -1,0 +1,183 @@
+"""The tables. Instants are stored in UTC and read back offset-aware; money is NUMERIC(14, 2)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator):
+    """An offset-aware instant stored as UTC (SQLite keeps no offset; PostgreSQL uses timestamptz)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"refusing to store a naive datetime: {value!r}")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Panchayat(Base):
+    __tablename__ = "panchayat"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code: Mapped[str] = mapped_column(String(16), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    samiti_code: Mapped[str] = mapped_column(String(32), index=True)
+    district: Mapped[str] = mapped_column(String(100), default="")
+    timezone: Mapped[str] = mapped_column(String(64), default="Asia/Kolkata")
+    appeal_period_days: Mapped[int] = mapped_column(Integer, default=30)
+    return_period_days: Mapped[int] = mapped_column(Integer, default=7)
+    appellate_forum: Mapped[str] = mapped_column(String(200), default="Vikas Adhikari, Panchayat Samiti")
+    case_sequence: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class User(Base):
+    __tablename__ = "app_user"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(80), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(32))
+    panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"), index=True)
+    samiti_code: Mapped[str | None] = mapped_column(String(32))
+    language: Mapped[str] = mapped_column(String(8), default="en")
+    active: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ApiToken(Base):
+    __tablename__ = "api_token"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ProcessVersion(Base):
+    """One deployed version of a process: the BPMN and its forms, hashed together, stored once."""
+
+    __tablename__ = "process_version"
+    __table_args__ = (UniqueConstraint("process_id", "version"), UniqueConstraint("process_id", "content_hash"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    process_id: Mapped[str] = mapped_column(String(100))
+    version: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    bpmn_xml: Mapped[str] = mapped_column(Text)
+    forms_json: Mapped[str] = mapped_column(Text)
+    spec_json: Mapped[str] = mapped_column(Text)
+    deployed_by: Mapped[str] = mapped_column(String(80))
+    deployed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    note: Mapped[str] = mapped_column(Text, default="")
+
+
+class Case(Base):
+    """One Rule 130 case: a process instance, its case file, and the columns lists need."""
+
+    __tablename__ = "case_instance"
+    __table_args__ = (Index("ix_case_next_timer_due", "next_timer_due"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_number: Mapped[str] = mapped_column(String(40), unique=True)
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
+    process_version_id: Mapped[int] = mapped_column(ForeignKey("process_version.id"))
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running | completed
+    outcome: Mapped[str] = mapped_column(String(32), default="pending")
+    file_json: Mapped[str] = mapped_column(Text)
+    state_json: Mapped[str] = mapped_column(Text)
+    next_timer_due: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    receiving_officer_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"), index=True)
+    notice_last_day: Mapped[str | None] = mapped_column(String(10))  # local date, for the notice board
+    lock_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    __mapper_args__ = {"version_id_col": lock_version}
+
+
+class CaseEvent(Base):
+    """The case's history: tasks completed, timers fired, refusals, notifications."""
+
+    __tablename__ = "case_event"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(16))  # start | task | timer | refusal | notification | act
+    name: Mapped[str] = mapped_column(String(200))
+    element_id: Mapped[str | None] = mapped_column(String(100))
+    actor_role: Mapped[str | None] = mapped_column(String(32))
+    actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    detail_json: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class TimerFiring(Base):
+    __tablename__ = "timer_firing"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    element_id: Mapped[str] = mapped_column(String(100))
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    fired_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    lateness_seconds: Mapped[float] = mapped_column()
+
+
+class LedgerEntry(Base):
+    """One movement of money: ``amount`` rupees from ``from_account`` to ``to_account``. Never edited."""
+
+    __tablename__ = "ledger_entry"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    from_account: Mapped[str] = mapped_column(String(32))
+    to_account: Mapped[str] = mapped_column(String(32))
+    amount: Mapped[Decimal] = mapped_column(Numeric(14, 2))
+    kind: Mapped[str] = mapped_column(String(40))
+    clause: Mapped[str] = mapped_column(String(100))
+    element_id: Mapped[str | None] = mapped_column(String(100))
+    officer_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    memo: Mapped[str] = mapped_column(Text, default="")
+
+
+class Notification(Base):
+    __tablename__ = "notification"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id"), index=True)
+    case_id: Mapped[int | None] = mapped_column(ForeignKey("case_instance.id"))
+    template: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class WorkerLease(Base):
+    """Who runs the timer worker (one at a time on SQLite)."""
+
+    __tablename__ = "worker_lease"
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

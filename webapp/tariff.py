@@ -1,0 +1,20 @@
+"""Tariffs: the fine per head and the feeding per head per day, by species (rupees, Decimal).
+
+The defaults are RULE130.md's examples, not the law (Rules 117-129 set the real rates). A case
+takes the tariff in force on its impound day and keeps it on each animal of its file.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+DEFAULT_TARIFF: dict[str, dict[str, Decimal]] = {
+    "cow": {"fine": Decimal("500.00"), "feeding_per_day": Decimal("60.00")},
+    "bullock": {"fine": Decimal("450.00"), "feeding_per_day": Decimal("75.25")},
+    "buffalo": {"fine": Decimal("400.00"), "feeding_per_day": Decimal("80.00")},
+    "camel": {"fine": Decimal("600.00"), "feeding_per_day": Decimal("100.00")},
+    "horse": {"fine": Decimal("700.00"), "feeding_per_day": Decimal("120.00")},
+    "goat": {"fine": Decimal("100.00"), "feeding_per_day": Decimal("20.00")},
+    "sheep": {"fine": Decimal("80.00"), "feeding_per_day": Decimal("15.00")},
+}
+SPECIES = tuple(DEFAULT_TARIFF)
