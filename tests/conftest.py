@@ -1,0 +1,86 @@
+"""Shared fixtures: a real SQLite database per test (Alembic-upgraded, bundled process deployed),
+a Panchayat with one officer per role, a virtual clock, and a Flask app and client on that database."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from webapp import clock
+from webapp.services import repository, users
+from webapp.store import db
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'test.db'}"
+    db.upgrade(url)
+    return url
+
+
+@pytest.fixture
+def sessions(database_url: str):
+    engine = db.make_engine(database_url)
+    factory = db.session_factory(engine)
+    with factory() as session:
+        repository.deploy_bundled(session, "tests")
+        session.commit()
+    yield factory
+    engine.dispose()
+
+
+@pytest.fixture
+def virtual_clock():
+    """A virtual clock at 2026-01-05 10:00 IST, installed for the test."""
+    vc = clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))
+    with clock.installed(vc):
+        yield vc
+
+
+@pytest.fixture
+def officers(sessions):
+    """Panchayat RMP (Samiti SAM1) with one user per role, plus a receiving officer and a
+    second Panchayat KHR in the same Samiti with its own secretary. Keys are role names
+    (``other_secretary`` for KHR's); every password is PASSWORD."""
+    with sessions() as session:
+        users.create_panchayat(session, "RMP", "Rampura", "SAM1", district="Jaipur")
+        users.create_panchayat(session, "KHR", "Kheri", "SAM1", district="Jaipur")
+        users.create_panchayat(session, "FAR", "Faraway", "SAM2", district="Ajmer")
+        made = {
+            "pound_keeper": users.create_user(session, "pk", PASSWORD, "pound_keeper", display_name="Pound Keeper",
+                                              panchayat_code="RMP"),
+            "secretary": users.create_user(session, "sec", PASSWORD, "secretary", display_name="Secretary",
+                                           panchayat_code="RMP"),
+            "sarpanch": users.create_user(session, "sar", PASSWORD, "sarpanch", display_name="Sarpanch",
+                                          panchayat_code="RMP"),
+            "appellate_authority": users.create_user(session, "app", PASSWORD, "appellate_authority",
+                                                     display_name="Vikas Adhikari", samiti_code="SAM1"),
+            "receiving_officer": users.create_user(session, "recv", PASSWORD, "receiving_officer",
+                                                   display_name="Gram Panchayat Kishanpura"),
+            "administrator": users.create_user(session, "admin", PASSWORD, "administrator", display_name="Admin"),
+            "other_secretary": users.create_user(session, "sec-khr", PASSWORD, "secretary",
+                                                 display_name="Kheri Secretary", panchayat_code="KHR"),
+            "far_appellate": users.create_user(session, "app-far", PASSWORD, "appellate_authority",
+                                               display_name="Far Vikas Adhikari", samiti_code="SAM2"),
+        }
+        session.commit()
+    return made
+
+
+@pytest.fixture
+def app(database_url, sessions, officers):
+    from webapp import create_app
+    application = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
+                              "WTF_CSRF_ENABLED": False})
+    yield application
+    application.extensions["rule130.engine"].dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()

@@ -1,0 +1,12 @@
+"""rule130: Rule 130 of the Rajasthan Panchayati Raj Rules, 1996, as a BPMN workflow.
+
+Layers (one direction): web / api / cli / timer worker -> services -> engine -> store.
+"""
+
+from __future__ import annotations
+
+
+def create_app(test_config=None):
+    """See :func:`webapp.app.create_app`."""
+    from .app import create_app as _create_app
+    return _create_app(test_config)

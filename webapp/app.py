@@ -1,0 +1,114 @@
+"""The Flask application factory (``create_app``), after Flask's tutorial: each test builds its own app."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, g
+from flask_login import LoginManager
+from flask_wtf.csrf import CSRFProtect
+
+from .store import db
+from .store.models import User
+
+csrf = CSRFProtect()
+login_manager = LoginManager()
+login_manager.login_view = "auth.login"
+login_manager.login_message = "Please sign in to continue."
+
+
+def _secret_key(instance_path: str) -> str:
+    if os.environ.get("RULE130_SECRET_KEY"):
+        return os.environ["RULE130_SECRET_KEY"]
+    path = Path(instance_path) / "secret_key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text(secrets.token_hex(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the web application.
+
+    Config keys: ``DATABASE_URL`` (default: env or SQLite in the instance folder),
+    ``SECRET_KEY``, ``RUN_TIMER_WORKER`` (start the in-process timer worker; default False here,
+    ``rule130 serve`` turns it on), ``WTF_CSRF_ENABLED``.
+    """
+    app = Flask(__name__, instance_relative_config=True)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    app.config.from_mapping(
+        DATABASE_URL=db.default_url(app.instance_path),
+        RUN_TIMER_WORKER=False,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+    )
+    if test_config:
+        app.config.update(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+
+    engine = db.make_engine(app.config["DATABASE_URL"])
+    app.extensions["rule130.engine"] = engine
+    app.extensions["rule130.sessions"] = db.session_factory(engine)
+
+    csrf.init_app(app)
+    login_manager.init_app(app)
+
+    @login_manager.user_loader
+    def load_user(user_id: str) -> Any:
+        from .web.auth import LoginUser
+        user = db_session().get(User, int(user_id)) if str(user_id).isdigit() else None
+        return LoginUser(user) if user is not None and user.active else None
+
+    @app.teardown_appcontext
+    def close_session(_exc: BaseException | None) -> None:
+        session = g.pop("db_session", None)
+        if session is not None:
+            session.close()
+
+    from .web import register
+    register(app)
+
+    if app.config["RUN_TIMER_WORKER"]:
+        start_timer_worker(app)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return app
+
+
+def db_session():
+    """The request's SQLAlchemy session (one per request, closed at teardown)."""
+    from flask import current_app
+    if "db_session" not in g:
+        g.db_session = current_app.extensions["rule130.sessions"]()
+    return g.db_session
+
+
+def sessions():
+    """The session factory, for service calls that run their own unit of work (uow.perform)."""
+    from flask import current_app
+    return current_app.extensions["rule130.sessions"]
+
+
+def start_timer_worker(app: Flask) -> threading.Thread:
+    """Run the timer worker in a daemon thread of this process (``rule130 serve`` default)."""
+    from .services import timers
+
+    stop = threading.Event()
+    app.extensions["rule130.worker_stop"] = stop
+
+    def work() -> None:
+        try:
+            timers.run_worker(app.extensions["rule130.sessions"], stop)
+        except timers.LeaseHeld as held:
+            logging.getLogger("rule130.timers").warning("in-process timer worker not started: %s", held)
+
+    thread = threading.Thread(target=work, name="rule130-timer-worker", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,14 @@
+"""Web blueprints: server-rendered pages (work without JavaScript) and the JSON API."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+
+def register(app: Flask) -> None:
+    from . import api, auth, errors, officer, public
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(officer.bp)
+    app.register_blueprint(public.bp)
+    app.register_blueprint(api.bp)
+    errors.register(app)

@@ -1,0 +1,5 @@
+"""(stub: to be written) Error pages."""
+
+
+def register(app):
+    pass
