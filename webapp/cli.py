@@ -1,9 +1,13 @@
-"""The ``rule130`` command line (click)."""
+"""The ``rule130`` command line (click): init-db, serve, worker, simulate, deploy, create-panchayat,
+create-user, create-token, demo-data."""
 
 from __future__ import annotations
 
 import json
+import logging
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -11,9 +15,78 @@ import click
 from .errors import InvalidDiagram, Rule130Error
 
 
+def _url(database_url: str | None) -> str:
+    from .store import db
+    return database_url or db.default_url()
+
+
+def _sessions(database_url: str | None):
+    from .store import db
+    return db.session_factory(db.make_engine(_url(database_url)))
+
+
+database_option = click.option("--database", "database_url", default=None, envvar="DATABASE_URL",
+                               help="database URL (default: DATABASE_URL, else SQLite in ./instance)")
+
+
 @click.group()
 def main() -> None:
     """Rule 130 of the Rajasthan Panchayati Raj Rules, 1996, run as a BPMN workflow."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    for noisy in ("spiff", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@main.command("init-db")
+@database_option
+def init_db(database_url: str | None) -> None:
+    """Create or upgrade the schema (Alembic) and deploy the bundled Rule 130 process."""
+    from .services import repository
+    from .store import db
+
+    url = _url(database_url)
+    db.upgrade(url)
+    with _sessions(url)() as session:
+        version, created = repository.deploy_bundled(session, "init-db")
+        session.commit()
+    click.echo(f"database ready; process {version.process_id} version {version.version}"
+               f"{' deployed' if created else ' already deployed'}")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--no-worker", is_flag=True, help="do not run the timer worker in this process")
+@database_option
+def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> None:
+    """Serve the web application (waitress) with the timer worker in-process."""
+    from waitress import serve as waitress_serve
+
+    from .app import create_app
+
+    config = {"RUN_TIMER_WORKER": not no_worker}
+    if database_url:
+        config["DATABASE_URL"] = database_url
+    app = create_app(config)
+    click.echo(f"rule130 serving on http://{host}:{port}/ "
+               f"({'without' if no_worker else 'with'} the timer worker)")
+    waitress_serve(app, host=host, port=port, threads=8)
+
+
+@main.command()
+@database_option
+def worker(database_url: str | None) -> None:
+    """Run the timer worker alone (one at a time on SQLite)."""
+    from .services import timers
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        timers.run_worker(_sessions(database_url), stop)
+    except timers.LeaseHeld as held:
+        click.echo(f"not started: {held}", err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -44,6 +117,147 @@ def simulate(scenario: str, as_json: bool, database_url: str | None) -> None:
         sys.exit(1)
     if not as_json:
         click.echo("all expectations held")
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--dry-run", is_flag=True, help="validate only")
+@click.option("--note", default="", help="a note stored with the version")
+@click.option("--by", "deployed_by", default="cli", help="who deploys")
+@database_option
+def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, database_url: str | None) -> None:
+    """Validate and deploy a process version: one .bpmn and its *.schema.json forms (or a folder
+    holding them; forms default to the forms/ folder beside the .bpmn). Exit 0 done, 2 refused."""
+    from .engine.parser import load_forms
+    from .services import repository
+
+    bpmn_files: list[Path] = []
+    forms: dict[str, dict] = {}
+    try:
+        for name in files:
+            path = Path(name)
+            if path.is_dir():
+                bpmn_files += sorted(path.glob("*.bpmn"))
+                if (path / "forms").is_dir():
+                    forms.update(load_forms(path / "forms"))
+            elif path.suffix == ".bpmn":
+                bpmn_files.append(path)
+            elif path.suffix == ".json":
+                forms[path.name] = json.loads(path.read_text(encoding="utf-8"))
+            else:
+                raise InvalidDiagram(f"{name}: not a .bpmn file, a .json form or a folder")
+        if len(bpmn_files) != 1:
+            raise InvalidDiagram(f"give exactly one .bpmn file (found {len(bpmn_files)})")
+        if not forms and (bpmn_files[0].parent / "forms").is_dir():
+            forms = load_forms(bpmn_files[0].parent / "forms")
+        bpmn = bpmn_files[0].read_bytes()
+        if dry_run:
+            parsed = repository.check(bpmn, forms)
+            for warning in parsed.warnings:
+                click.echo(str(warning))
+            click.echo(f"valid: {bpmn_files[0]} with {len(forms)} form(s), content hash {parsed.content_hash[:12]}")
+            return
+        with _sessions(database_url)() as session:
+            version, created = repository.deploy(session, bpmn, forms, deployed_by, note)
+            session.commit()
+        click.echo(f"{'deployed' if created else 'already deployed as'} {version.process_id} version "
+                   f"{version.version} ({version.content_hash[:12]})")
+    except InvalidDiagram as error:
+        click.echo(f"refused: {error.message}", err=True)
+        for problem in error.problems:
+            click.echo(problem, err=True)
+        sys.exit(2)
+    except (ValueError, OSError) as error:
+        click.echo(f"refused: {error}", err=True)
+        sys.exit(2)
+
+
+@main.command("create-panchayat")
+@click.argument("code")
+@click.option("--name", required=True)
+@click.option("--samiti", required=True, help="the Panchayat Samiti's code")
+@click.option("--district", default="")
+@click.option("--timezone", "tz", default="Asia/Kolkata", show_default=True)
+@click.option("--appeal-period-days", default=30, show_default=True, type=int)
+@database_option
+def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, appeal_period_days: int,
+                     database_url: str | None) -> None:
+    """Add a Gram Panchayat (its code prefixes its case numbers)."""
+    from .services import users
+
+    with _sessions(database_url)() as session:
+        try:
+            users.create_panchayat(session, code, name, samiti, district, tz, appeal_period_days)
+            session.commit()
+        except Rule130Error as error:
+            click.echo(f"refused: {error.message}", err=True)
+            sys.exit(2)
+    click.echo(f"Panchayat {code} created")
+
+
+@main.command("create-user")
+@click.argument("name")
+@click.option("--role", required=True, type=click.Choice(["pound_keeper", "secretary", "sarpanch",
+                                                          "appellate_authority", "receiving_officer",
+                                                          "administrator"]))
+@click.option("--panchayat", "panchayat_code", default=None, help="the Panchayat's code")
+@click.option("--samiti", "samiti_code", default=None, help="the Panchayat Samiti's code")
+@click.option("--display-name", default=None)
+@click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
+@database_option
+def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None,
+                display_name: str | None, password_file, database_url: str | None) -> None:
+    """Create a user. Neither --panchayat nor --samiti: an installation-wide administrator."""
+    from .services import users
+
+    if panchayat_code and samiti_code:
+        click.echo("refused: give --panchayat or --samiti, not both", err=True)
+        sys.exit(2)
+    password = (password_file.read().strip() if password_file else
+                click.prompt("password", hide_input=True, confirmation_prompt=True))
+    with _sessions(database_url)() as session:
+        try:
+            users.create_user(session, name, password, role, display_name=display_name,
+                              panchayat_code=panchayat_code, samiti_code=samiti_code)
+            session.commit()
+        except Rule130Error as error:
+            click.echo(f"refused: {error.message}", err=True)
+            sys.exit(2)
+    click.echo(f"user {name} ({role}) created")
+
+
+@main.command("create-token")
+@click.argument("user")
+@database_option
+def create_token(user: str, database_url: str | None) -> None:
+    """Make an API bearer token for USER (printed once; stored hashed)."""
+    from .services import users
+
+    with _sessions(database_url)() as session:
+        try:
+            token = users.create_token(session, user)
+            session.commit()
+        except Rule130Error as error:
+            click.echo(f"refused: {error.message}", err=True)
+            sys.exit(2)
+    click.echo(token)
+
+
+@main.command("demo-data")
+@click.option("--password", default="rule130-demo", show_default=True)
+@database_option
+def demo_data(password: str, database_url: str | None) -> None:
+    """Create the demo Panchayat RMP, its officers and a case impounded four days ago (idempotent)."""
+    from .services import timers
+    from .services.demo import ensure_demo
+
+    sessions = _sessions(database_url)
+    created = ensure_demo(sessions, password)
+    for line in created:
+        click.echo(line)
+    fired = timers.fire_due(sessions)
+    if fired:
+        click.echo(f"{fired} timer(s) fired")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up the project on a fresh machine: a virtual environment with the pinned Python packages.
+# Usage: scripts/setup.sh [--test]   (--test also installs what the test suite needs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.11 python3.12 python3.13 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+      PYTHON="$candidate"; break
+    fi
+  done
+fi
+if [ -z "$PYTHON" ]; then
+  echo "rule130 needs Python 3.11 or newer (set PYTHON=/path/to/python3.11)" >&2
+  exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+extras=""
+if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
+echo "python packages installed in .venv"
