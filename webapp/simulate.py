@@ -239,6 +239,7 @@ class Result:
     timeline: list[dict[str, Any]]
 
 
+SIMULATOR_HASH = "pbkdf2:sha256:1000"  # throw-away users that never log in
 ROLE_USERS = {"pound_keeper": "sim-pound-keeper", "secretary": "sim-secretary", "sarpanch": "sim-sarpanch",
               "appellate_authority": "sim-appellate"}
 
@@ -271,7 +272,8 @@ def _run(scenario: Scenario, sessions) -> Result:
                 people[role] = users.create_user(session, f"{name}-{suffix}", "simulator-pass", role,
                                                  display_name=role.replace("_", " "),
                                                  panchayat_code=code if role != "appellate_authority" else None,
-                                                 samiti_code=f"SIMS{suffix}" if role == "appellate_authority" else None)
+                                                 samiti_code=f"SIMS{suffix}" if role == "appellate_authority" else None,
+                                                 password_method=SIMULATOR_HASH)
             session.commit()
         c = scenario.case
         case = uow.perform(sessions, "start_case", cases.start_case, people["pound_keeper"],
@@ -343,7 +345,8 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
             if receiver not in receivers:
                 with sessions() as session:
                     user = users.create_user(session, f"sim-receiver-{suffix}-{len(receivers) + 1}",
-                                             "simulator-pass", "receiving_officer", display_name=receiver)
+                                             "simulator-pass", "receiving_officer", display_name=receiver,
+                                             password_method=SIMULATOR_HASH)
                     session.commit()
                 receivers[receiver] = user
             act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receiver})

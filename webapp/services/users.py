@@ -30,12 +30,15 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
 
 
 def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
-                panchayat_code: str | None = None, samiti_code: str | None = None) -> User:
+                panchayat_code: str | None = None, samiti_code: str | None = None,
+                password_method: str = "scrypt") -> User:
     """Create a user with a hashed password.
 
     Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
     Samiti; a receiving officer may have a Panchayat (their own) or none; an administrator with
     neither is installation-wide.
+    ``password_method`` is werkzeug's hash method; the simulator, whose users live in a throw-away
+    database and never log in, uses a cheap one.
     Raises:
         Refused: unknown role, missing or unknown scope, duplicate name, short password.
     """
@@ -57,7 +60,7 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     if role == "appellate_authority" and not samiti_code:
         raise Refused("an appellate authority needs --samiti CODE")
     user = User(username=username, display_name=display_name or username,
-                password_hash=generate_password_hash(password), role=role,
+                password_hash=generate_password_hash(password, method=password_method), role=role,
                 panchayat_id=panchayat.id if panchayat else None,
                 samiti_code=samiti_code or (panchayat.samiti_code if panchayat and role == "administrator" else None),
                 active=True, created_at=clock.now())
