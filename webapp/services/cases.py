@@ -269,6 +269,13 @@ def appeal_last_day(cf: CaseFile) -> date | None:
     return cf.decision_on + timedelta(days=cf.appeal_period_days)
 
 
+def _check_appeal_deadline(cf: CaseFile, now: datetime) -> None:
+    """Raise DeadlinePassed (naming D + M) when ``now`` is after the appeal period."""
+    last = appeal_last_day(cf)
+    if last is not None and not legal_time.is_within(now, last, cf.timezone):
+        raise DeadlinePassed(f"the appeal period ended on {last.isoformat()}", last_day=last.isoformat())
+
+
 def file_appeal(session: Session, user: User, case_id: int | str, appellant: str) -> Case:
     """Record an appeal against the Panchayat's decision (Rule 130(e) proviso); any person may appeal.
 
@@ -278,14 +285,15 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     """
     _require_role(user, "secretary")
     appellant = _text(appellant, "the appellant's name", "appellant")
+    case = get_case(session, user, case_id)
+    if case.status != "running":  # a case closed by the appeal timer: a late appeal still names the last day
+        _check_appeal_deadline(casefile.load(case.file_json), clock.now())
     run = _open_run(session, user, case_id)
     cf, now = run.cf, clock.now()
     run.run()
     if cf.decision_on is None:
         raise Refused("the Panchayat has made no decision in this case yet; an appeal lies against its decision")
-    last = appeal_last_day(cf)
-    if not legal_time.is_within(now, last, cf.timezone):
-        raise DeadlinePassed(f"the appeal period ended on {last.isoformat()}", last_day=last.isoformat())
+    _check_appeal_deadline(cf, now)
     pending = cf.pending_appeal()
     if pending is not None:
         raise Refused(f"the appeal of {pending.appellant} is pending; one appeal at a time")
