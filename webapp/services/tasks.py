@@ -145,13 +145,17 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
         NotFound, NotPermitted, Conflict, Refused, DeadlinePassed.
     """
     case = cases.get_case(session, user, case_id)
-    if case.status != "running":
-        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
     run = cases.CaseRun(session, case, user)
     task_spec = runtime.task_spec_by_id(run.loaded.parsed, element_id)
     if task_spec is None or not task_spec.manual:
         raise NotFound(f"the process has no task {element_id}")
     users.check_lane(user, task_spec.lane)
+    if case.status != "running":
+        # A case closed by a timer (e.g. the return period forfeiting the security): the rule checks
+        # still run first, so an act after its deadline is refused naming the last day.
+        form = runtime.spec_form_name(task_spec)
+        rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
+        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
 
     def ready() -> Any:
         for task in runtime.ready_user_tasks(run.wf):
