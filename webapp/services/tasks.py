@@ -17,7 +17,7 @@ from SpiffWorkflow.util.task import TaskState
 from .. import clock, legal_time
 from ..casefile import CaseFile
 from ..engine import runtime
-from ..errors import Conflict, NotFound, Refused
+from ..errors import Conflict, DeadlinePassed, NotFound, Refused
 from ..store.models import Case, User
 from . import cases, rules, users
 
@@ -151,10 +151,15 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
         raise NotFound(f"the process has no task {element_id}")
     users.check_lane(user, task_spec.lane)
     if case.status != "running":
-        # A case closed by a timer (e.g. the return period forfeiting the security): the rule checks
-        # still run first, so an act after its deadline is refused naming the last day.
+        # A case closed by a timer (e.g. the return period forfeiting the security): an act after
+        # its deadline is still refused naming the last day; any other act, as the case is closed.
         form = runtime.spec_form_name(task_spec)
-        rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
+        try:
+            rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
+        except DeadlinePassed:
+            raise
+        except Refused:
+            pass
         raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
 
     def ready() -> Any:
