@@ -25,3 +25,16 @@ if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
 echo "python packages installed in .venv"
+
+# Browser assets (bpmn-js) from npm, pinned by package-lock.json; no CDN.
+if ! command -v npm >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "npm is missing: install Node.js and npm to get the diagram viewer (the rest works without it)" >&2
+  fi
+fi
+if command -v npm >/dev/null 2>&1; then
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "browser assets installed in node_modules"
+fi

@@ -1,0 +1,55 @@
+"""The process diagram pages: bpmn-js served from npm's package, the version's BPMN, a case's markers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from webapp.services import cases, uow
+from webapp.web.diagrams import BPMN_JS_DIST
+
+from .conftest import PASSWORD
+
+
+def login(client, username):
+    response = client.post("/login", data={"username": username, "password": PASSWORD})
+    assert response.status_code in (302, 303)
+
+
+@pytest.mark.skipif(not BPMN_JS_DIST.is_dir(), reason="npm ci has not installed bpmn-js")
+def test_bpmn_js_is_served_from_the_npm_package(client):
+    response = client.get("/vendor/bpmn-js/bpmn-navigated-viewer.production.min.js")
+    assert response.status_code == 200
+    assert b"BpmnJS" in response.data[:200000]
+    assert client.get("/vendor/bpmn-js/../../package.json").status_code == 404
+
+
+def test_current_process_page_links_the_deployed_bpmn(client):
+    login(client, "sec")
+    page = client.get("/processes/current")
+    assert page.status_code == 200
+    assert b"version 1" in page.data
+    xml = client.get("/processes/1/bpmn")
+    assert xml.status_code == 200
+    assert b'<bpmn:process id="rule130_case"' in xml.data
+    assert b"BPMNShape" in xml.data  # the diagram carries its drawing (DI)
+
+
+def test_case_diagram_marks_the_ready_task(client, sessions, officers, virtual_clock):
+    case = uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                       impounded_at=datetime.fromisoformat("2026-01-05T10:00:00+05:30"), place_seized="Bhimpura",
+                       place_impounded="Kanji House", nearest_village="Bhimpura",
+                       animals=[{"species": "cow", "description": "brown cow"}])
+    login(client, "pk")
+    page = client.get(f"/cases/{case.id}/diagram")
+    assert page.status_code == 200
+    assert b'data-active="' in page.data and b"ut_release" in page.data
+    assert b"start_impounded" in page.data  # done
+    login(client, "sec-khr")
+    assert client.get(f"/cases/{case.id}/diagram").status_code == 404
+
+
+def test_diagram_pages_need_a_login(client):
+    assert client.get("/processes/current").status_code in (302, 401)
+    assert client.get("/processes/1/bpmn").status_code in (302, 401)
