@@ -1,8 +1,19 @@
-"""(stub: to be written)"""
+"""Signing in and out (Flask-Login), and the signed-in officer shown in every page's header."""
 
-from flask import Blueprint
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_user, logout_user
+
+from ..app import db_session
+from ..services import notifications, users
 
 bp = Blueprint("auth", __name__)
+log = logging.getLogger("rule130.web")
 
 
 class LoginUser:
@@ -17,3 +28,60 @@ class LoginUser:
 
     def get_id(self):
         return str(self.id)
+
+
+def signed_in_user():
+    """The signed-in officer's User row (None when nobody is signed in)."""
+    if current_user and current_user.is_authenticated:
+        return current_user.user
+    return None
+
+
+def _safe_next(target: str | None) -> str | None:
+    """A local path to go back to after signing in; anything else (another site) is ignored."""
+    if not target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return None
+    return target
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> Any:
+    """GET: the sign-in form. POST: check the user name and password; a failure says so (200)."""
+    next_url = _safe_next(request.values.get("next"))
+    if request.method == "GET":
+        if signed_in_user() is not None:
+            return redirect(next_url or url_for("officer.my_tasks"))
+        return render_template("auth/login.html", next_url=next_url, username="", error=None)
+    username = (request.form.get("username") or "").strip()
+    password = request.form.get("password") or ""
+    user = users.authenticate(db_session(), username, password) if username and password else None
+    if user is None:
+        log.info("failed sign-in for user name %r", username[:80])
+        return render_template("auth/login.html", next_url=next_url, username=username,
+                               error="The user name or the password is not right. Try again.")
+    login_user(LoginUser(user))
+    flash(f"Signed in as {user.display_name}.", "success")
+    return redirect(next_url or url_for("officer.my_tasks"))
+
+
+@bp.route("/logout", methods=["POST"])
+def logout() -> Any:
+    """Sign out (a POST form, so a link or an image cannot sign anyone out)."""
+    logout_user()
+    flash("You have signed out.", "success")
+    return redirect(url_for("auth.login"))
+
+
+@bp.app_context_processor
+def header_context() -> dict[str, Any]:
+    """Every page's header: the signed-in officer and the number of unread notifications."""
+    try:
+        user = signed_in_user()
+        unread = notifications.unread_count(db_session(), user) if user is not None else 0
+    except Exception:  # the header must never turn a page (or an error page) into a 500
+        log.exception("could not build the page header")
+        user, unread = None, 0
+    return {"me": user, "unread_count": unread}

@@ -1,5 +1,106 @@
-"""(stub: to be written) Error pages."""
+"""Error pages: the product's refusals and HTTP errors mapped once to a status and a message.
+
+Pages get an HTML page with the message; paths under ``/api/`` get JSON
+``{"error": {"code": ..., "message": ...}}`` with the same status. No stack trace ever reaches a
+user: an unexpected exception is logged and answered with a plain apology (500).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from ..errors import Refused, Rule130Error
+
+log = logging.getLogger("rule130.web")
+
+CSRF_MESSAGE = ("This form has expired or was not sent from this site, so nothing was saved. "
+                "Reload the page and submit the form again.")
 
 
-def register(app):
-    pass
+def wants_json() -> bool:
+    """True for requests to the JSON API (paths under ``/api/``)."""
+    return request.path.startswith("/api/")
+
+
+def _json(code: str, message: str, status: int, **extra: Any) -> tuple[Response, int]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    body.update({k: v for k, v in extra.items() if v})
+    return jsonify({"error": body}), status
+
+
+def _page(template: str, status: int, **context: Any) -> tuple[str, int]:
+    return render_template(template, status=status, **context), status
+
+
+def _safe_details(details: dict[str, object]) -> dict[str, str | int | float | bool]:
+    return {k: v if isinstance(v, (str, int, float, bool)) else str(v) for k, v in details.items()}
+
+
+def handle_rule130_error(error: Rule130Error) -> Any:
+    """A refusal of the product: its message with its status (422, 404, 403, 409, 500...)."""
+    if error.status >= 500:
+        log.error("%s on %s %s: %s", type(error).__name__, request.method, request.path, error.message,
+                  exc_info=error)
+    if wants_json():
+        fields = error.field_errors if isinstance(error, Refused) else None
+        return _json(error.code, error.message, error.status, fields=fields, details=_safe_details(error.details))
+    titles = {403: "Not permitted", 404: "Not found", 409: "Changed by someone else", 422: "Refused"}
+    return _page("errors/error.html", error.status, title=titles.get(error.status, "Error"),
+                 message=error.message)
+
+
+def handle_not_found(error: HTTPException) -> Any:
+    if wants_json():
+        return _json("not_found", "no such resource", 404)
+    return _page("errors/error.html", 404, title="Not found",
+                 message="There is no such page, or it is not open to you.")
+
+
+def handle_method_not_allowed(error: HTTPException) -> Any:
+    if wants_json():
+        return _json("method_not_allowed", f"{request.method} is not allowed here", 405)
+    return _page("errors/error.html", 405, title="Not allowed",
+                 message=f"This page cannot be used with {request.method}. Go back and use the links and buttons "
+                         f"on the page.")
+
+
+def handle_csrf_error(error: CSRFError) -> Any:
+    if wants_json():
+        return _json("csrf_failed", "the CSRF token is missing or invalid", 400)
+    return _page("errors/error.html", 400, title="Form expired", message=CSRF_MESSAGE)
+
+
+def handle_http_error(error: HTTPException) -> Any:
+    """Any other HTTP error (400, 413, ...): its standard name and short description."""
+    status = error.code or 500
+    if status >= 500:
+        return handle_internal_error(error)
+    if wants_json():
+        return _json(error.name.lower().replace(" ", "_"), error.description or error.name, status)
+    return _page("errors/error.html", status, title=error.name, message=error.description or error.name)
+
+
+def handle_internal_error(error: Exception) -> Any:
+    """500: a plain apology; the exception goes to the log (Flask has logged the traceback of an
+    unhandled exception already; this line adds the request that caused it)."""
+    original = getattr(error, "original_exception", None) or error
+    log.error("internal error on %s %s: %s: %s", request.method, request.path, type(original).__name__, original)
+    if wants_json():
+        return _json("internal_error", "something went wrong on the server; nothing more is shown here", 500)
+    # A standalone template: it must render even when the database is the problem.
+    return render_template("errors/500.html"), 500
+
+
+def register(app: Flask) -> None:
+    """Install the error handlers on ``app``."""
+    app.register_error_handler(Rule130Error, handle_rule130_error)
+    app.register_error_handler(CSRFError, handle_csrf_error)
+    app.register_error_handler(404, handle_not_found)
+    app.register_error_handler(405, handle_method_not_allowed)
+    app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(InternalServerError, handle_internal_error)

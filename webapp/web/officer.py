@@ -1,5 +1,330 @@
-"""(stub: to be written)"""
+"""The officers' pages: my tasks, a task's form, cases, a new case, the case page, the printable
+notice and the inbox.
 
-from flask import Blueprint
+Every view parses the request, calls one service (through ``uow.perform`` when it changes
+something, so a refusal changes nothing and is recorded in the case history) and renders. Refusals
+of a form come back on the same page with HTTP 422, the message at the top and each field's
+error beside the field; other refusals (403, 404, 409) go to the error pages of ``errors.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from .. import casefile, clock
+from ..app import db_session, sessions
+from ..errors import NotPermitted, Refused
+from ..services import cases, ledger, notifications, tasks, uow
+from ..store.models import User
+from ..tariff import SPECIES
+from .public import DEFAULT_TZ, notice_context, panchayat_of
 
 bp = Blueprint("officer", __name__)
+
+ANIMAL_ROWS = 5
+MAX_ANIMAL_ROWS = 100
+_INTEGER = re.compile(r"^\s*-?\d+\s*$")
+
+
+@bp.before_request
+def require_login() -> Any:
+    """Every officer page needs a signed-in user (Flask-Login's ``login_required`` for the blueprint)."""
+    if not current_user.is_authenticated:
+        return current_app.login_manager.unauthorized()
+    return None
+
+
+def me() -> User:
+    return current_user.user
+
+
+# -- forms from JSON Schema -----------------------------------------------------------------------
+
+def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
+    """The inputs of a task's JSON Schema form, in schema order.
+
+    string -> text input (textarea when longer than 200 characters), integer/number -> number
+    input, enum -> select; ``title`` is the label and ``description`` the help text.
+    """
+    if not schema:
+        return []
+    required = set(schema.get("required", []))
+    fields = []
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = "text"
+        if "enum" in prop:
+            kind = "select"
+        elif prop.get("type") in ("integer", "number"):
+            kind = "number"
+        elif prop.get("type") == "string" and int(prop.get("maxLength", 200)) > 200:
+            kind = "textarea"
+        value = values.get(name, prop.get("default", ""))
+        fields.append({
+            "name": name, "kind": kind, "label": prop.get("title") or name.replace("_", " "),
+            "help": prop.get("description"), "required": name in required,
+            "options": [(str(option), str(option).replace("_", " ")) for option in prop.get("enum", [])],
+            "value": "" if value is None else str(value), "error": errors.get(name),
+            "minimum": prop.get("minimum"), "maximum": prop.get("maximum"),
+            "maxlength": prop.get("maxLength"), "amount": "pattern" in prop,
+            "step": 1 if prop.get("type") == "integer" else "any",
+        })
+    return fields
+
+
+def submitted_form(schema: dict | None) -> dict[str, Any]:
+    """The posted values of the schema's fields (whole numbers as int for integer fields; anything
+    else stays text, for the service to check and to name if wrong)."""
+    props = (schema or {}).get("properties") or {}
+    data: dict[str, Any] = {}
+    for name, prop in props.items():
+        if name not in request.form:
+            continue
+        value = request.form.get(name, "")
+        if prop.get("type") == "integer" and _INTEGER.match(value):
+            data[name] = int(value)
+        else:
+            data[name] = value.strip() if isinstance(value, str) else value
+    return data
+
+
+def _lock_version() -> int | None:
+    raw = request.form.get("lock_version", "")
+    return int(raw) if raw.isdigit() else None
+
+
+# -- my tasks and a task ----------------------------------------------------------------------------
+
+@bp.route("/")
+def index() -> Any:
+    return redirect(url_for("officer.my_tasks"))
+
+
+@bp.route("/tasks")
+def my_tasks() -> Any:
+    """The user's ready tasks within scope, the most urgent first."""
+    return render_template("officer/tasks.html", tasks=tasks.my_tasks(db_session(), me()))
+
+
+def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, error: str | None = None,
+                 field_errors: dict[str, str] | None = None, lock_version: int | None = None,
+                 status: int = 200) -> Any:
+    field_errors = field_errors or {}
+    fields = form_fields(view.schema, values or {}, field_errors)
+    names = {f["name"] for f in fields}
+    other_errors = {k: v for k, v in field_errors.items() if k not in names}
+    objector = (view.data.get("objection") or {}).get("objector")
+    return render_template("officer/task.html", view=view, fields=fields, error=error, other_errors=other_errors,
+                           objector=objector, lock_version=view.lock_version if lock_version is None else lock_version,
+                           today=clock.now()), status
+
+
+@bp.route("/cases/<int:case_id>/tasks/<task_id>", methods=["GET", "POST"])
+def task(case_id: int, task_id: str) -> Any:
+    """GET: the task's form. POST: complete it (one transaction); a refusal re-renders it with 422."""
+    user = me()
+    view = tasks.get_task(db_session(), user, case_id, task_id)
+    if request.method == "GET":
+        return _render_task(view)
+    data = submitted_form(view.schema)
+    expected = _lock_version()
+    try:
+        uow.perform(sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected,
+                    case_id=case_id, user=user)
+    except Refused as refused:
+        return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
+                            lock_version=expected, status=422)
+    flash(f"Done: “{view.name}” in case {view.case_number}.", "success")
+    return redirect(url_for("officer.case", case_id=case_id))
+
+
+# -- cases ---------------------------------------------------------------------------------------
+
+@bp.route("/cases")
+def case_list() -> Any:
+    """The cases the user may see, newest first."""
+    return render_template("officer/cases.html", cases=cases.visible_cases(db_session(), me()))
+
+
+def _blank_animal(row: dict[str, str]) -> bool:
+    return not any((row.get(k) or "").strip() for k in ("species", "description", "tag"))
+
+
+def _animal_rows(count: int) -> list[dict[str, str]]:
+    return [{"species": request.form.get(f"species-{n}", ""), "description": request.form.get(f"description-{n}", ""),
+             "tag": request.form.get(f"tag-{n}", "")} for n in range(1, count + 1)]
+
+
+def _impounded_at(text: str, tz: str) -> datetime | str:
+    """A datetime-local value (2026-01-05T10:00) read in the Panchayat's zone, as an aware instant.
+
+    Anything unreadable is passed on as text for the service to refuse with its message.
+    """
+    try:
+        naive = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text
+    if naive.tzinfo is not None:
+        return naive
+    return naive.replace(tzinfo=ZoneInfo(tz))
+
+
+@bp.route("/cases/new", methods=["GET", "POST"])
+def new_case() -> Any:
+    """The pound keeper records impounded cattle: a new case (blank animal rows are ignored)."""
+    user = me()
+    if user.role != "pound_keeper":
+        raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
+                           f"{user.role.replace('_', ' ')}")
+    panchayat = panchayat_of(db_session(), user.panchayat_id) if user.panchayat_id else None
+    tz = panchayat.timezone if panchayat and panchayat.timezone else DEFAULT_TZ
+    try:
+        rows_wanted = int(request.values.get("rows", ANIMAL_ROWS))
+    except ValueError:
+        rows_wanted = ANIMAL_ROWS
+    rows_wanted = max(1, min(rows_wanted, MAX_ANIMAL_ROWS))
+    context = {"species": SPECIES, "tz": tz, "panchayat": panchayat}
+    if request.method == "GET":
+        now_local = clock.now().astimezone(ZoneInfo(tz)).strftime("%Y-%m-%dT%H:%M")
+        values = {"impounded_at": now_local, "place_seized": "", "place_impounded": "", "nearest_village": ""}
+        rows = [{"species": "", "description": "", "tag": ""} for _ in range(rows_wanted)]
+        return render_template("officer/new_case.html", values=values, rows=rows, error=None, field_errors={},
+                               **context)
+    values = {k: request.form.get(k, "") for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village")}
+    rows = _animal_rows(rows_wanted)
+    animals = [{k: v.strip() for k, v in row.items()} for row in rows if not _blank_animal(row)]
+    try:
+        case = uow.perform(sessions(), "start_case", cases.start_case, user,
+                           impounded_at=_impounded_at(values["impounded_at"], tz),
+                           place_seized=values["place_seized"], place_impounded=values["place_impounded"],
+                           nearest_village=values["nearest_village"], animals=animals, user=user)
+    except Refused as refused:
+        return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
+                               field_errors=refused.field_errors, **context), 422
+    flash(f"Case {case.case_number} opened: the 3-day release window has started.", "success")
+    return redirect(url_for("officer.case", case_id=case.id))
+
+
+def _history(events: list[Any]) -> list[dict[str, Any]]:
+    """The case history as rows: when, what, who (role), and the details (a refusal's message)."""
+    rows = []
+    # at one instant, a timer comes before what its firing caused (as in the simulator's timeline)
+    for event in sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id)):
+        try:
+            detail = json.loads(event.detail_json or "{}")
+        except ValueError:
+            detail = {}
+        if event.kind == "refusal":
+            text = detail.get("message", "")
+        elif event.kind == "timer":
+            text = ""
+        else:
+            text = "; ".join(f"{str(k).replace('_', ' ')}: {v}" for k, v in detail.items())
+        rows.append({"at": event.at, "kind": event.kind, "name": event.name, "actor": event.actor_role,
+                     "detail": text})
+    return rows
+
+
+def _case_page(case_id: int, *, status: int = 200, action: str | None = None, error: str | None = None,
+               values: dict[str, str] | None = None) -> Any:
+    """The case page; ``action``/``error`` put a refusal beside the action form that caused it."""
+    session, user = db_session(), me()
+    case = cases.get_case(session, user, case_id)
+    cf = casefile.load(case.file_json)
+    running = case.status == "running"
+    context = {
+        "case": case, "cf": cf, "tz": cf.timezone, "me": user,
+        "panchayat": panchayat_of(session, case.panchayat_id),
+        "summary": cases.summary(session, case),
+        "deadlines": cases.deadlines(cf),
+        "current": tasks.case_tasks(session, case) if running else [],
+        "history": _history(cases.history(session, case)),
+        "entries": ledger.entries(session, case.id),
+        "running": running, "action": action, "action_error": error, "values": values or {},
+    }
+    return render_template("officer/case.html", **context), status
+
+
+@bp.route("/cases/<int:case_id>")
+def case(case_id: int) -> Any:
+    """Everything about one case: cattle, parties, deadlines, current step, history, money."""
+    return _case_page(case_id)
+
+
+def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: str, values: dict[str, str],
+              **kwargs: Any) -> Any:
+    user = me()
+    try:
+        uow.perform(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
+    except Refused as refused:
+        return _case_page(case_id, status=422, action=action, error=refused.message, values=values)
+    flash(done, "success")
+    return redirect(url_for("officer.case", case_id=case_id))
+
+
+@bp.route("/cases/<int:case_id>/objections", methods=["POST"])
+def file_objection(case_id: int) -> Any:
+    """The secretary records an objection (a claim of ownership) during the notice period."""
+    objector = request.form.get("objector", "").strip()
+    return _case_act(case_id, "file_objection", cases.file_objection, objector,
+                     done=f"The objection of {objector} was recorded.", values={"objector": objector})
+
+
+@bp.route("/cases/<int:case_id>/appeals", methods=["POST"])
+def file_appeal(case_id: int) -> Any:
+    """The secretary records an appeal against the Panchayat's decision."""
+    appellant = request.form.get("appellant", "").strip()
+    return _case_act(case_id, "file_appeal", cases.file_appeal, appellant,
+                     done=f"The appeal of {appellant} was recorded.", values={"appellant": appellant})
+
+
+@bp.route("/cases/<int:case_id>/animal-events", methods=["POST"])
+def record_animal_event(case_id: int) -> Any:
+    """The pound keeper records that an animal died or escaped today."""
+    kind = request.form.get("kind", "")
+    raw = request.form.get("animal", "")
+    position = int(raw) if raw.isdigit() else None
+    what = {"death": "death", "escape": "escape"}.get(kind, kind)
+    return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
+                     done=f"The {what} of animal {raw} was recorded.", values={"kind": kind, "animal": raw})
+
+
+@bp.route("/cases/<int:case_id>/notice")
+def notice(case_id: int) -> Any:
+    """The printable notice of clause (a) with the conditional auction of clause (b)."""
+    session = db_session()
+    case = cases.get_case(session, me(), case_id)
+    cf = casefile.load(case.file_json)
+    return render_template("public/notice.html", **notice_context(case, cf, panchayat_of(session, case.panchayat_id)),
+                           public=False)
+
+
+# -- inbox ---------------------------------------------------------------------------------------
+
+@bp.route("/inbox")
+def inbox() -> Any:
+    """The user's notifications, newest first; unread ones highlighted."""
+    user = me()
+    panchayat = panchayat_of(db_session(), user.panchayat_id) if user.panchayat_id else None
+    return render_template("officer/inbox.html", items=notifications.inbox(db_session(), user),
+                           tz=panchayat.timezone if panchayat else DEFAULT_TZ)
+
+
+@bp.route("/inbox/read", methods=["POST"])
+def inbox_read() -> Any:
+    """Mark one notification (``id``) or all of them (``all``) read."""
+    user = me()
+    raw = request.form.get("id", "")
+    notification_id = int(raw) if raw.isdigit() else None
+    if notification_id is None and not request.form.get("all"):
+        flash("Choose a notification to mark as read.", "error")
+        return redirect(url_for("officer.inbox"))
+    uow.perform(sessions(), "mark_read", notifications.mark_read, user, notification_id)
+    flash("Marked as read." if notification_id else "All notifications marked as read.", "success")
+    return redirect(url_for("officer.inbox"))
