@@ -1,0 +1,172 @@
+"""Every scenario that fits the test Panchayat (its tariff and zone) is walked again through the web
+pages with the Flask test client: each officer signs in once, starts the case on the new-case form,
+completes tasks through the task forms and acts through the case page's forms, while the virtual
+clock moves and the timer worker fires due timers. The case must end as the scenario expects."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from webapp import clock
+from webapp.services import cases, tasks, timers, users
+from webapp.simulate import _compare, _result, load_scenario
+from webapp.store.models import Case
+from webapp.tariff import DEFAULT_TARIFF
+
+from .conftest import PASSWORD, SCENARIOS
+
+ROLE_LOGINS = {"pound_keeper": "pk", "secretary": "sec", "sarpanch": "sar", "appellate_authority": "app"}
+TASK_ACTIONS = {  # scenario action -> (role, task element)
+    "release_by_owner": ("pound_keeper", "ut_release"),
+    "publish_notice": ("secretary", "ut_publish_notice"),
+    "bid": ("secretary", "ut_record_bid"),
+    "decide_unsold": ("sarpanch", "ut_decide_unsold"),
+    "grant_interim_delivery": ("sarpanch", "ut_decide_objection"),
+    "decide_ownership": ("sarpanch", "ut_decide_objection"),
+    "order_auction_stand": ("sarpanch", "ut_order_stand"),
+    "decide_appeal": ("appellate_authority", "ut_decide_appeal"),
+    "return_by_buyer": ("secretary", "ut_return_by_buyer"),
+    "deliver_to_objector": ("secretary", "ut_deliver_to_objector"),
+    "return_by_objector": ("secretary", "ut_return_by_objector"),
+    "pay_feeding_charges": ("sarpanch", "ut_pay_feeding_charges"),
+}
+
+
+def fits(path) -> bool:
+    scenario = load_scenario(path)
+    same_tariff = all(DEFAULT_TARIFF[s] == {k: Decimal(v) for k, v in rates.items()}
+                      for s, rates in scenario.tariff.items())
+    return (scenario.timezone == "Asia/Kolkata" and same_tariff
+            and int(scenario.settings.get("appeal_period_days", 30)) == 30
+            and int(scenario.settings.get("return_period_days", 7)) == 7)
+
+
+WEB_SCENARIOS = [p for p in sorted(SCENARIOS.glob("*.yaml")) if fits(p)]
+
+
+def form_data(step) -> dict[str, str]:
+    f = step.fields
+    if step.do == "decide_unsold":
+        if f.get("accept_highest_bid") is True:
+            return {"choice": "accept_highest_bid"}
+        return {"choice": f["send_to"], "receiver": str(f["receiver"])}
+    if step.do == "grant_interim_delivery":
+        return {"decision": "interim_delivery", "security": f["security"], **({"reason": f["reason"]} if f.get("reason") else {})}
+    if step.do == "decide_ownership":
+        return {"decision": "proved" if f["proved"] else "not_proved"}
+    return {k: str(v) for k, v in f.items()}
+
+
+def day_first(text: str) -> str:
+    """2026-02-08 -> 08-02-2026 (pages show dates day first)."""
+    match = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
+    return f"{match[3]}-{match[2]}-{match[1]}" if match else text
+
+
+@pytest.mark.parametrize("path", WEB_SCENARIOS, ids=lambda p: p.stem)
+def test_scenario_through_the_web_pages(path, app, sessions, officers, virtual_clock):
+    scenario = load_scenario(path)
+    clients = {}
+    for role, username in ROLE_LOGINS.items():
+        clients[role] = app.test_client()
+        assert clients[role].post("/login", data={"username": username, "password": PASSWORD}).status_code == 302
+
+    virtual_clock.set(scenario.case["impounded_at"])
+    local = scenario.case["impounded_at"].astimezone(ZoneInfo("Asia/Kolkata"))
+    animals = scenario.case["animals"]
+    form = {"impounded_at": local.strftime("%Y-%m-%dT%H:%M"), "place_seized": scenario.case["place_seized"],
+            "place_impounded": scenario.case["place_impounded"],
+            "nearest_village": scenario.case["nearest_village"], "rows": str(len(animals))}
+    for n, animal in enumerate(animals, start=1):
+        form.update({f"species-{n}": animal["species"], f"description-{n}": animal.get("description", ""),
+                     f"tag-{n}": str(animal.get("tag") or "")})
+    response = clients["pound_keeper"].post("/cases/new", data=form)
+    assert response.status_code == 302, response.data[:2000]
+    case_id = int(response.headers["Location"].rstrip("/").split("/")[-1])
+
+    receivers: dict[str, object] = {}
+    mismatches: list[str] = []
+    for step in scenario.steps:
+        fire_until(sessions, case_id, virtual_clock, step.at)
+        virtual_clock.set(step.at)
+        response = act(step, case_id, clients, sessions, receivers, app)
+        if response is None:  # no such task is offered to the officer: the page cannot even be filled in
+            if step.expect_error in (None, False):
+                mismatches.append(f"step {step.number} {step.do}: no open task for it")
+            continue
+        refused = response.status_code >= 400
+        body = response.get_data(as_text=True)
+        if step.expect_error in (None, False):
+            if refused:
+                mismatches.append(f"step {step.number} {step.do}: refused ({response.status_code})")
+        elif not refused:
+            mismatches.append(f"step {step.number} {step.do}: expected a refusal, got {response.status_code}")
+        elif step.expect_error is not True:
+            wanted = str(step.expect_error)
+            if wanted.lower() not in body.lower() and day_first(wanted) not in body:
+                mismatches.append(f"step {step.number} {step.do}: the page does not say {wanted!r}")
+    fire_until(sessions, case_id, virtual_clock, None)
+    with sessions() as session:
+        result = _result(cases.summary(session, session.get(Case, case_id)))
+    assert mismatches == []
+    assert _compare(scenario.expect, result) == []
+    page = clients["secretary"].get(f"/cases/{case_id}")
+    assert page.status_code == 200
+
+
+def fire_until(sessions, case_id, virtual_clock, until):
+    for _ in range(1000):
+        with sessions() as session:
+            case = session.get(Case, case_id)
+            due, running = case.next_timer_due, case.status == "running"
+        if not running or due is None or (until is not None and due > until):
+            return
+        virtual_clock.set(max(clock.now(), due + timedelta(microseconds=1)))
+        timers.fire_due(sessions)
+
+
+def act(step, case_id, clients, sessions, receivers, app):
+    f = step.fields
+    if step.do in ("file_objection", "file_appeal"):
+        field = "objector" if step.do == "file_objection" else "appellant"
+        url = f"/cases/{case_id}/{'objections' if step.do == 'file_objection' else 'appeals'}"
+        return clients["secretary"].post(url, data={field: f[field]})
+    if step.do in ("record_death", "record_escape"):
+        position = f.get("animal")
+        if position is None:
+            with sessions() as session:
+                from webapp import casefile
+                cf = casefile.load(session.get(Case, case_id).file_json)
+                position = next(a.position for a in cf.animals if a.tag == str(f["tag"]))
+        return clients["pound_keeper"].post(f"/cases/{case_id}/animal-events",
+                                            data={"kind": "death" if step.do == "record_death" else "escape",
+                                                  "animal": str(position)})
+    if step.do == "decide_unsold" and f.get("receiver") and f["receiver"] not in receivers:
+        with sessions() as session:
+            receivers[f["receiver"]] = users.create_user(
+                session, f"receiver-{len(receivers) + 1}", PASSWORD, "receiving_officer",
+                display_name=str(f["receiver"]), password_method="pbkdf2:sha256:1000")
+            session.commit()
+    if step.do == "record_remittance":
+        with sessions() as session:
+            officer_id = session.get(Case, case_id).receiving_officer_id
+        client = app.test_client()
+        with sessions() as session:
+            from webapp.store.models import User
+            username = session.get(User, officer_id).username if officer_id else "recv"
+        client.post("/login", data={"username": username, "password": PASSWORD})
+        role, element = "receiving_officer", "ut_record_remittance"
+    else:
+        role, element = TASK_ACTIONS[step.do]
+        client = clients[role]
+    match = {"objector": f["objector"]} if step.do in ("grant_interim_delivery", "decide_ownership") else {}
+    with sessions() as session:
+        task_id = tasks.find_ready(session, session.get(Case, case_id), element, **match)
+    if task_id is None:
+        return None
+    return client.post(f"/cases/{case_id}/tasks/{task_id}", data=form_data(step))
