@@ -1,5 +1,447 @@
-"""(stub: to be written)"""
+"""The JSON API under ``/api/v1``: the same operations as the officers' pages, for programs.
 
-from flask import Blueprint
+Every request carries ``Authorization: Bearer <token>`` (tokens come from
+:func:`webapp.services.users.create_token`; only their hash is stored). Each view parses the
+request, calls one service function (writes through :func:`webapp.services.uow.perform`, so a
+refusal changes nothing but the case history) and renders JSON. No business rule lives here.
+
+Shapes (docs/api.md): money as strings with two decimals, legal dates as ``YYYY-MM-DD`` in the
+Panchayat's time zone, instants as ISO 8601 with the Panchayat's offset. Every error is
+``{"error": {"code", "message"}}``, plus ``"fields"`` for refused form fields and ``"last_day"``
+for a deadline that has passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable
+from zoneinfo import ZoneInfo
+
+from flask import Blueprint, Response, g, jsonify, request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTTPNotFound
+
+from .. import casefile
+from ..app import csrf, db_session, sessions
+from ..errors import NotFound as RuleNotFound, Refused, Rule130Error
+from ..services import cases, tasks, uow, users
+from ..store.models import Case, CaseEvent, Panchayat, User
+
+log = logging.getLogger("rule130.api")
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
+csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry the credential
+
+API_PREFIX = "/api/"
+HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+              405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
+              422: "refused", 500: "internal_error"}
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+def error_response(status: int, code: str, message: str, **extra: Any) -> Response:
+    """``{"error": {"code", "message", ...extra}}`` with ``status``."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    body.update({k: v for k, v in extra.items() if v is not None})
+    response = jsonify({"error": body})
+    response.status_code = status
+    return response
+
+
+@bp.errorhandler(Rule130Error)
+def _rule130_error(error: Rule130Error) -> Response:
+    """The product's refusals, mapped by their own status (NotFound 404, NotPermitted 403,
+    Conflict 409, Refused/DeadlinePassed 422)."""
+    if error.status >= 500:
+        log.error("API %s %s failed: %s", request.method, request.path, error.message)
+    fields = (error.field_errors or None) if isinstance(error, Refused) else None
+    last_day = error.details.get("last_day")
+    return error_response(error.status, error.code, error.message, fields=fields,
+                          last_day=str(last_day) if last_day else None)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> Response:
+    """HTTP errors raised inside an API view (a too-large body, a bad JSON body...)."""
+    status = error.code or 500
+    response = error_response(status, HTTP_CODES.get(status, "error"), error.description or error.name)
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
+        response.headers["Allow"] = ", ".join(error.valid_methods)
+    return response
+
+
+@bp.errorhandler(500)
+def _internal_error(error: HTTPException) -> Response:
+    """An unexpected failure (only when Flask does not propagate it, i.e. not under test)."""
+    return error_response(500, "internal_error", "the server failed to handle the request; it was logged")
+
+
+@bp.before_app_request
+def _api_routing_errors() -> Response | None:
+    """Unknown URL (404) or wrong method (405) under /api/: answer in JSON, not an HTML page.
+
+    Routing errors are raised before any blueprint is chosen, so a blueprint error handler never
+    sees them; checking here (before dispatch) leaves the pages' own error handlers untouched.
+    """
+    failure = request.routing_exception
+    if failure is None or not request.path.startswith(API_PREFIX):
+        return None
+    if isinstance(failure, MethodNotAllowed):
+        response = error_response(405, "method_not_allowed",
+                                  f"{request.method} is not allowed on {request.path}")
+        if failure.valid_methods:
+            response.headers["Allow"] = ", ".join(failure.valid_methods)
+        return response
+    if isinstance(failure, HTTPNotFound):
+        return error_response(404, "not_found", f"no API endpoint {request.path}")
+    return None  # e.g. a redirect to the canonical URL: let Flask do it
+
+
+# -- authentication -------------------------------------------------------------------------------
+
+@bp.before_request
+def _authenticate() -> Response | None:
+    """Every endpoint needs ``Authorization: Bearer <token>`` of an active user (else 401)."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    user = None
+    if scheme.lower() == "bearer" and token.strip():
+        user = users.user_for_token(db_session(), token.strip())
+    if user is None:
+        response = error_response(401, "unauthorized",
+                                  "a valid API token is required: send 'Authorization: Bearer <token>'")
+        response.headers["WWW-Authenticate"] = 'Bearer realm="rule130"'
+        return response
+    g.api_user = user
+    return None
+
+
+def _user() -> User:
+    return g.api_user
+
+
+# -- request parsing --------------------------------------------------------------------------------
+
+def _body() -> dict[str, Any]:
+    """The request body as a JSON object (any Content-Type; curl -d sends form encoding)."""
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        raise _BadBody()
+    return body
+
+
+class _BadBody(Exception):
+    """The body is not a JSON object (HTTP 400)."""
+
+
+@bp.errorhandler(_BadBody)
+def _bad_body(_error: _BadBody) -> Response:
+    return error_response(400, "bad_request", "the request body must be a JSON object, e.g. {\"data\": {}}")
+
+
+def _optional_int(body: dict[str, Any], field: str) -> int | None:
+    value = body.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Refused(f"{field} must be a whole number", {field: "not a whole number"})
+    return value
+
+
+def _optional_text(body: dict[str, Any], field: str, where: str | None = None) -> str | None:
+    """A text field of the body: absent/null, or a JSON string (a number or list is refused, not
+    turned into text)."""
+    value = body.get(field)
+    if value is not None and not isinstance(value, str):
+        if where is None:
+            raise Refused(f"{field} must be text", {field: "not text"})
+        raise Refused(f"{where} must be text", {where.split("[")[0]: f"{where}: not text"})
+    return value
+
+
+def _object(body: dict[str, Any], field: str) -> dict[str, Any]:
+    value = body.get(field)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Refused(f"{field} must be a JSON object", {field: "not an object"})
+    return value
+
+
+# -- rendering --------------------------------------------------------------------------------------
+
+def _jsonable(value: Any, tz: ZoneInfo | None) -> Any:
+    """Money as "0.00", dates as YYYY-MM-DD, instants in the Panchayat's zone with their offset."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name), tz) for f in dataclasses.fields(value)}
+    if isinstance(value, Decimal):
+        return f"{value:.2f}"
+    if isinstance(value, datetime):
+        return (value.astimezone(tz) if tz else value).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, tz) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, tz) for v in value]
+    return value
+
+
+def _task_json(view: tasks.TaskView, user: User, tz: ZoneInfo | None) -> dict[str, Any]:
+    return {
+        "case_id": view.case_id,
+        "case_number": view.case_number,
+        "task_id": view.task_id,
+        "element_id": view.element_id,
+        "name": view.name,
+        "lane": view.lane,
+        "yours": view.lane == user.role,
+        "due": _jsonable(view.due, tz),
+        "deadline_label": view.deadline_label,
+        "deadline_last_day": _jsonable(view.deadline, tz),
+        "form_key": view.form_key,
+        "schema": view.schema,
+        "context": _jsonable(view.data, tz),
+        "lock_version": view.lock_version,
+    }
+
+
+def _case_brief(case: Case) -> dict[str, Any]:
+    return {"id": case.id, "number": case.case_number, "status": case.status, "outcome": case.outcome}
+
+
+def _history_json(session: Any, events: list[CaseEvent], tz: ZoneInfo) -> list[dict[str, Any]]:
+    names: dict[int, str] = {}
+    out = []
+    for event in events:
+        actor = None
+        if event.actor_user_id is not None:
+            if event.actor_user_id not in names:
+                person = session.get(User, event.actor_user_id)
+                names[event.actor_user_id] = person.username if person else str(event.actor_user_id)
+            actor = names[event.actor_user_id]
+        try:
+            detail = json.loads(event.detail_json or "{}")
+        except ValueError:
+            detail = {}
+        out.append({"at": event.at.astimezone(tz).isoformat(), "kind": event.kind, "name": event.name,
+                    "element_id": event.element_id, "actor_role": event.actor_role, "actor": actor,
+                    "detail": detail})
+    return out
+
+
+def _case_json(case: Case, user: User) -> dict[str, Any]:
+    """The whole case: file facts, summary, ready tasks (any lane) and history."""
+    session = db_session()
+    cf = casefile.load(case.file_json)
+    tz = ZoneInfo(cf.timezone)
+    panchayat = session.get(Panchayat, case.panchayat_id)
+    facts = {f.name: _jsonable(getattr(cf, f.name), tz) for f in dataclasses.fields(cf)
+             if f.name not in ("case_number", "timezone", "timers")}
+    summary = _jsonable({k: v for k, v in cases.summary(session, case).items() if k != "case_number"}, tz)
+    return {
+        **_case_brief(case),
+        "panchayat": {"code": panchayat.code, "name": panchayat.name, "samiti": panchayat.samiti_code}
+        if panchayat else None,
+        "timezone": cf.timezone,
+        "lock_version": case.lock_version,
+        "created_at": case.created_at.astimezone(tz).isoformat(),
+        "closed_at": case.closed_at.astimezone(tz).isoformat() if case.closed_at else None,
+        "file": facts,
+        "summary": summary,
+        "tasks": [_task_json(v, user, tz) for v in tasks.case_tasks(session, case)],
+        "history": _history_json(session, cases.history(session, case), tz),
+    }
+
+
+def _render_case(case_id: int, status: int = 200) -> Response:
+    """Re-read the case after a unit of work (the request session may hold a stale copy)."""
+    session = db_session()
+    session.rollback()  # end any read transaction and forget loaded objects
+    case = cases.get_case(session, _user(), case_id)
+    response = jsonify(_case_json(case, _user()))
+    response.status_code = status
+    if status == 201:
+        response.headers["Location"] = f"{bp.url_prefix}/cases/{case.id}"
+    return response
+
+
+MAX_ID_DIGITS = 18  # every 18-digit id fits a 64-bit integer column
+
+
+def _resolve(case_ref: str) -> Case:
+    """The case by id or number, within the user's scope (else 404).
+
+    A reference of digits that is not a plain ASCII id in the database's integer range (``²``,
+    ``99999999999999999999999``) names no case: answer 404 here, because ``cases.get_case``
+    would pass it to ``int()`` / the database and fail with a 500.
+    """
+    if case_ref.isdigit() and not (case_ref.isascii() and len(case_ref) <= MAX_ID_DIGITS):
+        raise RuleNotFound(f"no case {case_ref} is open to you")
+    return cases.get_case(db_session(), _user(), case_ref)
+
+
+def _perform(action: str, case_id: int, fn: Callable[..., Case], *args: Any, **kwargs: Any) -> int:
+    """Run one service call as one transaction; return the case id (a refusal is recorded)."""
+    user = _user()
+
+    def call(session: Any, *a: Any, **kw: Any) -> int:
+        return fn(session, *a, **kw).id
+
+    return uow.perform(sessions(), action, call, *args, case_id=case_id, user=user, **kwargs)
+
+
+# -- endpoints --------------------------------------------------------------------------------------
+
+@bp.get("/me")
+def me() -> Response:
+    """The signed-in user: name, role and scope."""
+    user = _user()
+    panchayat = db_session().get(Panchayat, user.panchayat_id) if user.panchayat_id else None
+    if user.role == "receiving_officer":
+        kind = "dispatched"
+    elif panchayat is not None:
+        kind = "panchayat"
+    elif user.samiti_code:
+        kind = "samiti"
+    else:
+        kind = "installation" if user.role == "administrator" else "none"
+    return jsonify({
+        "username": user.username,
+        "display_name": user.display_name,
+        "role": user.role,
+        "scope": {
+            "kind": kind,
+            "panchayat": {"code": panchayat.code, "name": panchayat.name} if panchayat else None,
+            "samiti": user.samiti_code or (panchayat.samiti_code if panchayat else None),
+        },
+    })
+
+
+@bp.get("/tasks")
+def my_tasks() -> Response:
+    """My ready tasks (my role's lane, my scope), most urgent first."""
+    session = db_session()
+    user = _user()
+    views = tasks.my_tasks(session, user)
+    zones: dict[int, ZoneInfo] = {}
+    out = []
+    for view in views:
+        if view.case_id not in zones:
+            case = session.get(Case, view.case_id)
+            zones[view.case_id] = ZoneInfo(casefile.load(case.file_json).timezone)
+        out.append(_task_json(view, user, zones[view.case_id]))
+    return jsonify({"tasks": out})
+
+
+@bp.get("/cases")
+def list_cases() -> Response:
+    """Cases within my scope, newest first (at most 500); ``?status=running|completed``."""
+    status = request.args.get("status") or None
+    if status not in (None, "running", "completed"):
+        raise Refused("status must be running or completed", {"status": "running or completed"})
+    found = cases.visible_cases(db_session(), _user(), status=status)
+    return jsonify({"cases": [_case_brief(c) for c in found]})
+
+
+@bp.post("/cases")
+def start_case() -> Response:
+    """The pound keeper records impounded cattle: a new case (201)."""
+    body = _body()
+    animals = body.get("animals")
+    if not isinstance(animals, list) or not all(isinstance(a, dict) for a in animals):
+        raise Refused("animals must be a list of objects with species, description and optionally tag",
+                      {"animals": "a list of objects"})
+    for field in ("impounded_at", "place_seized", "place_impounded", "nearest_village"):
+        _optional_text(body, field)
+    for position, animal in enumerate(animals, start=1):
+        for field in ("species", "description", "tag"):
+            _optional_text(animal, field, f"animals[{position}].{field}")
+    user = _user()
+    case = uow.perform(sessions(), "start_case", cases.start_case, user,
+                       impounded_at=body.get("impounded_at"), place_seized=body.get("place_seized"),
+                       place_impounded=body.get("place_impounded"), nearest_village=body.get("nearest_village"),
+                       animals=animals, user=user)
+    return _render_case(case.id, 201)
+
+
+@bp.get("/cases/<path:case_ref>")
+def get_case(case_ref: str) -> Response:
+    """One case by id or case number (``RMP%2F2026%2F0001``)."""
+    case = _resolve(case_ref)
+    return jsonify(_case_json(case, _user()))
+
+
+@bp.get("/cases/<path:case_ref>/tasks/<task_id>")
+def get_task(case_ref: str, task_id: str) -> Response:
+    """One ready task of my lane with its form (404 unknown, 403 another role's, 409 closed)."""
+    case = _resolve(case_ref)
+    view = tasks.get_task(db_session(), _user(), case.id, task_id)
+    return jsonify(_task_json(view, _user(), ZoneInfo(casefile.load(case.file_json).timezone)))
+
+
+@bp.post("/cases/<path:case_ref>/tasks/<task_id>")
+def complete_task(case_ref: str, task_id: str) -> Response:
+    """Complete a task with ``{"data": {...}, "lock_version": n}``; 200 with the case."""
+    body = _body()
+    data = _object(body, "data")
+    lock_version = _optional_int(body, "lock_version")
+    case = _resolve(case_ref)
+    case_id = _perform("complete_task", case.id, tasks.complete_task, _user(), case.id, task_id, data, lock_version)
+    return _render_case(case_id)
+
+
+@bp.post("/cases/<path:case_ref>/acts/<element_id>")
+def act(case_ref: str, element_id: str) -> Response:
+    """Complete the ready task of a diagram element (``ut_record_bid``...) without its task id:
+    the rule checks run first, so a late act is refused naming the last day even after the timer
+    closed the task. ``{"data": {...}, "objector": "..."}`` (objector picks the claim's task)."""
+    body = _body()
+    data = _object(body, "data")
+    objector = _optional_text(body, "objector")
+    match = {"objector": objector} if objector is not None else {}
+    case = _resolve(case_ref)
+    case_id = _perform(element_id, case.id, tasks.act, _user(), case.id, element_id, data, **match)
+    return _render_case(case_id)
+
+
+@bp.post("/cases/<path:case_ref>/objections")
+def file_objection(case_ref: str) -> Response:
+    """The secretary records an objection ``{"objector"}`` (Rule 130(a), (c)); 201 with the case."""
+    body = _body()
+    case = _resolve(case_ref)
+    case_id = _perform("file_objection", case.id, cases.file_objection, _user(), case.id,
+                       _optional_text(body, "objector"))
+    return _render_case(case_id, 201)
+
+
+@bp.post("/cases/<path:case_ref>/appeals")
+def file_appeal(case_ref: str) -> Response:
+    """The secretary records an appeal ``{"appellant"}`` (Rule 130(e) proviso); 201 with the case."""
+    body = _body()
+    case = _resolve(case_ref)
+    case_id = _perform("file_appeal", case.id, cases.file_appeal, _user(), case.id,
+                       _optional_text(body, "appellant"))
+    return _render_case(case_id, 201)
+
+
+@bp.post("/cases/<path:case_ref>/animal-events")
+def animal_event(case_ref: str) -> Response:
+    """The pound keeper records a death or escape ``{"kind", "tag" | "position"}``; 201 with the case."""
+    body = _body()
+    tag = _optional_text(body, "tag")
+    position = _optional_int(body, "position")
+    _optional_text(body, "kind")
+    if (tag is None) == (position is None):
+        raise Refused("give the animal's tag or its position (1, 2, ...), not both",
+                      {"tag": "tag or position", "position": "tag or position"})
+    case = _resolve(case_ref)
+    kind = str(body.get("kind") or "")
+    action = "record_death" if kind == "death" else "record_escape" if kind == "escape" else "record_animal_event"
+    case_id = _perform(action, case.id, cases.record_animal_event, _user(), case.id, kind, tag=tag,
+                       position=position)
+    return _render_case(case_id, 201)
