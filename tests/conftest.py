@@ -14,6 +14,7 @@ from webapp.store import db
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 PASSWORD = "correct horse battery"
+FAST_HASH = "pbkdf2:sha256:1000"  # test users: scrypt's cost per user would dominate the suite
 
 
 @pytest.fixture
@@ -51,21 +52,24 @@ def officers(sessions):
         users.create_panchayat(session, "RMP", "Rampura", "SAM1", district="Jaipur")
         users.create_panchayat(session, "KHR", "Kheri", "SAM1", district="Jaipur")
         users.create_panchayat(session, "FAR", "Faraway", "SAM2", district="Ajmer")
+        def create_user(*args, **kwargs):
+            return users.create_user(*args, password_method=FAST_HASH, **kwargs)
+
         made = {
-            "pound_keeper": users.create_user(session, "pk", PASSWORD, "pound_keeper", display_name="Pound Keeper",
+            "pound_keeper": create_user(session, "pk", PASSWORD, "pound_keeper", display_name="Pound Keeper",
                                               panchayat_code="RMP"),
-            "secretary": users.create_user(session, "sec", PASSWORD, "secretary", display_name="Secretary",
+            "secretary": create_user(session, "sec", PASSWORD, "secretary", display_name="Secretary",
                                            panchayat_code="RMP"),
-            "sarpanch": users.create_user(session, "sar", PASSWORD, "sarpanch", display_name="Sarpanch",
+            "sarpanch": create_user(session, "sar", PASSWORD, "sarpanch", display_name="Sarpanch",
                                           panchayat_code="RMP"),
-            "appellate_authority": users.create_user(session, "app", PASSWORD, "appellate_authority",
+            "appellate_authority": create_user(session, "app", PASSWORD, "appellate_authority",
                                                      display_name="Vikas Adhikari", samiti_code="SAM1"),
-            "receiving_officer": users.create_user(session, "recv", PASSWORD, "receiving_officer",
+            "receiving_officer": create_user(session, "recv", PASSWORD, "receiving_officer",
                                                    display_name="Gram Panchayat Kishanpura"),
-            "administrator": users.create_user(session, "admin", PASSWORD, "administrator", display_name="Admin"),
-            "other_secretary": users.create_user(session, "sec-khr", PASSWORD, "secretary",
+            "administrator": create_user(session, "admin", PASSWORD, "administrator", display_name="Admin"),
+            "other_secretary": create_user(session, "sec-khr", PASSWORD, "secretary",
                                                  display_name="Kheri Secretary", panchayat_code="KHR"),
-            "far_appellate": users.create_user(session, "app-far", PASSWORD, "appellate_authority",
+            "far_appellate": create_user(session, "app-far", PASSWORD, "appellate_authority",
                                                display_name="Far Vikas Adhikari", samiti_code="SAM2"),
         }
         session.commit()
