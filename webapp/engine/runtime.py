@@ -57,7 +57,14 @@ def _make_serializer() -> BpmnWorkflowSerializer:
     return BpmnWorkflowSerializer(registry)
 
 
+class _SpecRef:
+    """Stands for a parsed spec in a stored state: restored as the cached spec object itself."""
+
+
+_SPECS: dict[str, Any] = {}  # "<content hash>:<subprocess name or empty>" -> spec
+
 SERIALIZER = _make_serializer()
+SERIALIZER.registry.register(_SpecRef, lambda _ref: {}, lambda d: _SPECS[d["key"]], _SpecRef.__name__)
 SPEC_KEYS = ("spec", "subprocess_specs")
 
 
@@ -79,10 +86,20 @@ def dump_state(workflow: BpmnWorkflow) -> str:
 HandlerCall = Callable[[Any, str, dict[str, Any]], Any]
 
 
-def load_state(state: str, stored_spec: str, call_handler: HandlerCall) -> BpmnWorkflow:
-    """Resume an instance from :func:`dump_state` output and its version's stored spec."""
+def load_state(state: str, parsed: ParsedProcess, call_handler: HandlerCall) -> BpmnWorkflow:
+    """Resume an instance from :func:`dump_state` output on its version's parsed spec.
+
+    The spec objects are shared, not restored from JSON for every load (specs are immutable;
+    SpiffWorkflow shares them between instances too).
+    """
     data = json.loads(state)
-    data.update(json.loads(stored_spec))
+    key = parsed.content_hash
+    _SPECS[f"{key}:"] = parsed.spec
+    for name, sub in parsed.subprocess_specs.items():
+        _SPECS[f"{key}:{name}"] = sub
+    data["spec"] = {"typename": _SpecRef.__name__, "key": f"{key}:"}
+    data["subprocess_specs"] = {name: {"typename": _SpecRef.__name__, "key": f"{key}:{name}"}
+                                for name in parsed.subprocess_specs}
     SERIALIZER.migrate(data)
     workflow = SERIALIZER.from_dict(data)
     workflow.script_engine = Rule130ScriptEngine(call_handler)  # never the default engine

@@ -44,7 +44,7 @@ class CaseRun:
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
-            self.wf = runtime.load_state(case.state_json, self.loaded.spec_json, self.call_handler)
+            self.wf = runtime.load_state(case.state_json, self.loaded.parsed, self.call_handler)
 
     def call_handler(self, task: Any, name: str, params: dict[str, Any]) -> Any:
         fn = handlers.get(name)
