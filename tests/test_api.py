@@ -387,6 +387,9 @@ def test_objections_within_the_period_and_a_late_one(api, sessions, virtual_cloc
     [objection] = filed.json["file"]["objections"]
     assert objection["objector"] == "Ramesh" and objection["filed_on"] == "2026-02-08"
     assert objection["filed_at"] == "2026-02-08T23:59:00+05:30"
+    notified = filed.json["history"][-1]
+    assert notified["kind"] == "notification" and notified["name"] == "objection_filed"
+    assert notified["notified_roles"] == ["sarpanch"] and notified["actor_role"] is None
     [decide] = [t for t in api.tasks("sarpanch") if t["element_id"] == "ut_decide_objection"]
     assert decide["context"]["objection"]["objector"] == "Ramesh"
     assert decide["due"] == "2026-02-08"

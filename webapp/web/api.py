@@ -228,9 +228,13 @@ def _history_json(session: Any, events: list[CaseEvent], tz: ZoneInfo) -> list[d
             detail = json.loads(event.detail_json or "{}")
         except ValueError:
             detail = {}
-        out.append({"at": event.at.astimezone(tz).isoformat(), "kind": event.kind, "name": event.name,
-                    "element_id": event.element_id, "actor_role": event.actor_role, "actor": actor,
-                    "detail": detail})
+        item = {"at": event.at.astimezone(tz).isoformat(), "kind": event.kind, "name": event.name,
+                "element_id": event.element_id, "actor_role": event.actor_role, "actor": actor, "detail": detail}
+        if event.kind == "notification":
+            # the service stores the notified roles in actor_role (comma-separated): say so
+            item["actor_role"] = None
+            item["notified_roles"] = [r for r in (event.actor_role or "").split(",") if r]
+        out.append(item)
     return out
 
 
