@@ -59,7 +59,6 @@ def close_unsold(ctx: HandlerContext) -> dict[str, Any]:
     """
     auction = _auction(ctx)
     auction.status, auction.closed_on = "unsold", auction.last_day
-    ctx.notify(["sarpanch"], "auction_unsold")
     return {"has_bids": bool(auction.bids)}
 
 
@@ -83,7 +82,6 @@ def dispatch(ctx: HandlerContext) -> dict[str, Any]:
     auction.status = "dispatched"
     ctx.case_file.dispatch = Dispatch(send_to=form["choice"], receiver=form["receiver"],
                                       receiver_user_id=form.get("receiver_user_id"), day=ctx.today)
-    ctx.notify(["receiving_officer"], "cattle_dispatched")
     return {"receiver": form["receiver"], "day": ctx.today.isoformat()}
 
 

@@ -10,10 +10,9 @@ from .context import HandlerContext
 
 @handler("case.raise_report", clause="Rule 130 (opening words)")
 def raise_report(ctx: HandlerContext) -> dict[str, Any]:
-    """The release window passed: the report is raised and the file opened; the secretary is told.
+    """The release window passed: the report is raised and the file opened (the diagram then tells the secretary).
 
     Returns: ``{"raised_at": ISO instant}``.
     """
     ctx.case_file.report_raised_at = ctx.now
-    ctx.notify(["secretary"], "report_raised")
     return {"raised_at": ctx.now.isoformat()}

@@ -84,6 +84,5 @@ def make_final(ctx: HandlerContext) -> dict[str, Any]:
     cf.final_on = ctx.today
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
-    ctx.notify(["secretary", "sarpanch"], "outcome_final")
     return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),
             "buyer_holds_cattle": buyer_holds, "interim_delivered": interim}

@@ -48,7 +48,6 @@ def _settle(ctx: HandlerContext, money: Decimal, outcome: str, clause: str) -> d
         ctx.ledger.post("suspense", "panchayat_fund", money - to_pound, kind="balance", clause=clause)
     cf.shortfall = max(ZERO, due - money)
     cf.outcome = outcome
-    ctx.notify(["secretary", "sarpanch"], "case_closed")
     return {"to_pound": f"{to_pound:.2f}", "to_fund": f"{money - to_pound:.2f}", "shortfall": f"{cf.shortfall:.2f}"}
 
 
@@ -115,7 +114,6 @@ def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
                         clause="Rule 130(c) Explanation (reading)")
         cf.interim.refunded = True
     cf.delivered_on = ctx.today
-    ctx.notify(["sarpanch"], "feeding_charges_due")
     return {"fine_and_feeding": f"{due:.2f}", "buyer_feeding": f"{buyer_feeding:.2f}"}
 
 
@@ -132,7 +130,6 @@ def pay_feeding_charges(ctx: HandlerContext) -> dict[str, Any]:
         ctx.ledger.post("pound_account", "panchayat_fund", feeding - paid, kind="feeding_balance", clause="Rule 130(d)")
     cf.feeding_charges = paid
     cf.outcome = "returned_to_objector"
-    ctx.notify(["secretary", "sarpanch"], "case_closed")
     return {"paid": f"{paid:.2f}", "to_fund": f"{feeding - paid:.2f}"}
 
 
