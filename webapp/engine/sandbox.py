@@ -11,6 +11,7 @@ constructs that can run unbounded (``while``, ``**``, sequence repetition of non
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import operator
 from functools import lru_cache
@@ -72,6 +73,26 @@ BASE_GLOBALS: dict[str, Any] = {
 }
 
 
+# Python builtins the sandbox does not offer (open, getattr, type, globals, vars, compile, ...), and
+# pow (the power operator by another name): refused where the diagram is checked, not only when
+# the expression first runs and fails with a NameError.
+_OFFERED = set(BASE_GLOBALS["__builtins__"]) | set(SCRIPT_FUNCTIONS)
+FORBIDDEN_NAMES = frozenset(n for n in dir(builtins) if n not in _OFFERED) | {"pow"}
+
+
+def check_names(tree: ast.AST) -> None:
+    """Refuse imports, references to Python builtins the sandbox does not offer, and ``pow``.
+
+    Raises:
+        ScriptRefused: naming the first such name.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            raise ScriptRefused("imports are not allowed in diagram scripts")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            raise ScriptRefused(f"the name {node.id!r} is not available in diagram scripts")
+
+
 def check_unbounded(source: str) -> None:
     """Refuse constructs that can run without bound: ``while``, ``**``, repetition by a variable.
 
@@ -82,6 +103,7 @@ def check_unbounded(source: str) -> None:
         tree = ast.parse(source)
     except SyntaxError as error:
         raise ScriptRefused(f"not valid Python: {error.msg} (line {error.lineno})") from None
+    check_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.While):
             raise ScriptRefused("'while' loops are not allowed in diagram scripts")
