@@ -21,7 +21,7 @@ from SpiffWorkflow.bpmn.parser.ValidationException import ValidationException
 from SpiffWorkflow.spiff.parser.process import VALIDATOR, SpiffBpmnParser
 
 from ..errors import InvalidDiagram
-from .sandbox import ScriptRefused, compile_expression
+from .sandbox import ScriptRefused, compile_expression, compile_script
 
 MAX_BPMN_BYTES = 2 * 1024 * 1024
 MAX_FORM_BYTES = 256 * 1024
@@ -185,7 +185,8 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
         while owner is not None and owner.get("id") is None:
             owner = owner.getparent()
         try:
-            compile_expression((node.text or "").strip()) if etree.QName(node).localname != "script" else None
+            source = (node.text or "").strip()
+            compile_script(source) if etree.QName(node).localname == "script" else compile_expression(source)
         except ScriptRefused as error:
             problems.append(Problem(f"expression refused by the sandbox: {error}",
                                     owner.get("id") if owner is not None else None, node.sourceline))
