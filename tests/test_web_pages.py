@@ -662,10 +662,12 @@ def test_error_pages_never_show_a_stack_trace(database_url, sessions, officers, 
         assert api.status_code == 422
         assert api.get_json()["error"]["code"] == "deadline_passed"
         assert api.get_json()["error"]["message"] == "the objection period ended on 2026-02-08"
+        assert api.get_json()["error"]["last_day"] == "2026-02-08"
         missing = client.get("/no/such/page")
         assert missing.status_code == 404 and "There is no such page" in text_of(missing)
         assert client.get("/api/v1/no-such-thing").get_json()["error"]["code"] == "not_found"
         wrong = client.post("/board")
         assert wrong.status_code == 405 and "Not allowed" in text_of(wrong)
+        assert "GET" in wrong.headers["Allow"]
     finally:
         app.extensions["rule130.engine"].dispose()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -37,18 +37,16 @@ def _page(template: str, status: int, **context: Any) -> tuple[str, int]:
     return render_template(template, status=status, **context), status
 
 
-def _safe_details(details: dict[str, object]) -> dict[str, str | int | float | bool]:
-    return {k: v if isinstance(v, (str, int, float, bool)) else str(v) for k, v in details.items()}
-
-
 def handle_rule130_error(error: Rule130Error) -> Any:
     """A refusal of the product: its message with its status (422, 404, 403, 409, 500...)."""
     if error.status >= 500:
         log.error("%s on %s %s: %s", type(error).__name__, request.method, request.path, error.message,
                   exc_info=error)
-    if wants_json():
+    if wants_json():  # the same shape as the API blueprint's own handler (docs/api.md)
         fields = error.field_errors if isinstance(error, Refused) else None
-        return _json(error.code, error.message, error.status, fields=fields, details=_safe_details(error.details))
+        last_day = error.details.get("last_day")
+        return _json(error.code, error.message, error.status, fields=fields,
+                     last_day=str(last_day) if last_day else None)
     titles = {403: "Not permitted", 404: "Not found", 409: "Changed by someone else", 422: "Refused"}
     return _page("errors/error.html", error.status, title=titles.get(error.status, "Error"),
                  message=error.message)
@@ -63,10 +61,16 @@ def handle_not_found(error: HTTPException) -> Any:
 
 def handle_method_not_allowed(error: HTTPException) -> Any:
     if wants_json():
-        return _json("method_not_allowed", f"{request.method} is not allowed here", 405)
-    return _page("errors/error.html", 405, title="Not allowed",
-                 message=f"This page cannot be used with {request.method}. Go back and use the links and buttons "
-                         f"on the page.")
+        response, status = _json("method_not_allowed", f"{request.method} is not allowed here", 405)
+    else:
+        body, status = _page("errors/error.html", 405, title="Not allowed",
+                             message=f"This page cannot be used with {request.method}. Go back and use the links "
+                                     f"and buttons on the page.")
+        response = make_response(body)
+    valid = getattr(error, "valid_methods", None)
+    if valid:
+        response.headers["Allow"] = ", ".join(valid)
+    return response, status
 
 
 def handle_csrf_error(error: CSRFError) -> Any:

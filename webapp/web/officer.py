@@ -121,8 +121,8 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
     other_errors = {k: v for k, v in field_errors.items() if k not in names}
     objector = (view.data.get("objection") or {}).get("objector")
     return render_template("officer/task.html", view=view, fields=fields, error=error, other_errors=other_errors,
-                           objector=objector, lock_version=view.lock_version if lock_version is None else lock_version,
-                           today=clock.now()), status
+                           objector=objector,
+                           lock_version=view.lock_version if lock_version is None else lock_version), status
 
 
 @bp.route("/cases/<int:case_id>/tasks/<task_id>", methods=["GET", "POST"])
@@ -226,7 +226,8 @@ def _history(events: list[Any]) -> list[dict[str, Any]]:
             text = ""
         else:
             text = "; ".join(f"{str(k).replace('_', ' ')}: {v}" for k, v in detail.items())
-        rows.append({"at": event.at, "kind": event.kind, "name": event.name, "actor": event.actor_role,
+        actor = (event.actor_role or "").replace(",", ", ") or None
+        rows.append({"at": event.at, "kind": event.kind, "name": event.name, "actor": actor,
                      "detail": text})
     return rows
 
