@@ -530,13 +530,19 @@ def test_mark_all_read(client, sessions, virtual_clock):
 
 # -- a whole case through the pages (RULE130 scenario s1) ----------------------------------------
 
-def test_a_whole_case_through_the_pages_ends_auction_final_with_the_s1_balances(client, sessions, virtual_clock):
+def sell_at_full_price_and_order_that_the_auction_stand(client, sessions, virtual_clock) -> int:
+    """RULE130 scenario s1 up to the sarpanch's order (2026-02-09), every act through the pages."""
     case_id = start_case_on_page(client, virtual_clock)
     publish_notice(client, sessions, virtual_clock, case_id)
     virtual_clock.set(at("2026-01-10T12:00:00+05:30"))
-    assert complete(client, task_link(client, "Record bid"), bidder="Bidder A", amount="9000.00").status_code == 302
+    link = task_link(client, "Record bid")
+    glance = text_of(client.get(link))
+    assert "full price ₹ 12,000.00" in glance and "0 bids" in glance
+    assert complete(client, link, bidder="Bidder A", amount="9000.00").status_code == 302
     virtual_clock.set(at("2026-01-10T15:00:00+05:30"))
-    assert complete(client, task_link(client, "Record bid"), bidder="Bidder B", amount="12500.00").status_code == 302
+    link = task_link(client, "Record bid")
+    assert "1 bid, highest ₹ 9,000.00 by Bidder A" in text_of(client.get(link))
+    assert complete(client, link, bidder="Bidder B", amount="12500.00").status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
     assert "Buyer Bidder B: ₹ 12,500.00 on 10-01-2026 (full price)" in text
     assert "Record bid" not in text_of(client.get("/tasks"))  # the full price closed the auction
@@ -549,6 +555,11 @@ def test_a_whole_case_through_the_pages_ends_auction_final_with_the_s1_balances(
     assert complete(client, task_link(client, "Order that the auction stand")).status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
     assert "Appeal, last day 11-03-2026" in text and "Order that the auction stand 09-02-2026" in text
+    return case_id
+
+
+def test_a_whole_case_through_the_pages_ends_auction_final_with_the_s1_balances(client, sessions, virtual_clock):
+    case_id = sell_at_full_price_and_order_that_the_auction_stand(client, sessions, virtual_clock)
 
     # the appeal window passes without an appeal: the outcome is final and the money moves (Rule 130(e))
     virtual_clock.set(at("2026-03-12T00:00:01+05:30"))
@@ -671,3 +682,31 @@ def test_error_pages_never_show_a_stack_trace(database_url, sessions, officers, 
         assert "GET" in wrong.headers["Allow"]
     finally:
         app.extensions["rule130.engine"].dispose()
+
+
+def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(client, sessions, virtual_clock):
+    case_id = sell_at_full_price_and_order_that_the_auction_stand(client, sessions, virtual_clock)
+    virtual_clock.set(at("2026-03-12T00:00:00+05:30"))  # the day after the last day: too late
+    login(client, "sec")
+    page = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan Lal"})
+    assert page.status_code == 422 and "the appeal period ended on 11-03-2026" in text_of(page)
+    virtual_clock.set(at("2026-03-11T23:59:00+05:30"))
+    response = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan Lal"})
+    assert response.status_code == 302
+    text = text_of(client.get(f"/cases/{case_id}"))
+    assert "Appellant Mohan Lal, filed 11-03-2026 against the order auction stand — pending" in text
+    assert ("Transfer lock (condition b(i)), until 30 days after the sale (10-01-2026) or the final decision, "
+            "if later (not yet known)") in text
+    virtual_clock.set(at("2026-03-20T10:00:00+05:30"))
+    timers.fire_due(sessions)  # the appeal keeps the case open: no settlement yet
+    login(client, "app")
+    link = task_link(client, "Decide appeal")
+    page = client.get(link)
+    assert "Appeal pending by Mohan Lal, filed 11-03-2026, against the order auction stand" in text_of(page)
+    assert complete(client, link, decision="upheld", remarks="the order stands").status_code == 302
+    page = client.get(f"/cases/{case_id}")
+    text = text_of(page)
+    assert "outcome auction final" in text and "Mohan Lal, filed 11-03-2026 against the order auction stand — upheld" \
+        in text
+    assert element_text(page, "bal-pound_account") == "₹ 1,720.00"
+    assert element_text(page, "bal-panchayat_fund") == "₹ 10,780.00"

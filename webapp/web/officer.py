@@ -120,8 +120,11 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
     names = {f["name"] for f in fields}
     other_errors = {k: v for k, v in field_errors.items() if k not in names}
     objector = (view.data.get("objection") or {}).get("objector")
+    # the facts the officer decides on (full price and bids, claims, the pending appeal, F and C)
+    session = db_session()
+    case = cases.get_case(session, me(), view.case_id)
     return render_template("officer/task.html", view=view, fields=fields, error=error, other_errors=other_errors,
-                           objector=objector,
+                           objector=objector, cf=casefile.load(case.file_json), summary=cases.summary(session, case),
                            lock_version=view.lock_version if lock_version is None else lock_version), status
 
 
