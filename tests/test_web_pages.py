@@ -90,7 +90,8 @@ def task_form(client, link: str) -> dict[str, str]:
     page = client.get(link)
     assert page.status_code == 200, text_of(page)
     doc = lxml.html.fromstring(page.get_data(as_text=True))
-    return {i.name: i.value for i in doc.xpath("//form[@class='card']//input[@type='hidden']") if i.name != "csrf_token"}
+    hidden = doc.xpath("//form[@class='card']//input[@type='hidden']")
+    return {i.name: i.value for i in hidden if i.name != "csrf_token"}
 
 
 def complete(client, link: str, **fields: str):
@@ -411,7 +412,8 @@ def test_the_sarpanch_decides_an_objection_with_the_objector_shown(client, sessi
     text = text_of(page)
     assert "Objector (claimant of ownership): Ram Lal" in text
     html = page.get_data(as_text=True)
-    assert '<select id="f-decision" name="decision"' in html and '<option value="not_proved">not proved</option>' in html
+    assert '<select id="f-decision" name="decision"' in html
+    assert '<option value="not_proved">not proved</option>' in html
     response = complete(client, link, decision="not_proved")
     assert response.status_code == 302
     assert "Objector Ram Lal, filed 12-01-2026 — not proved (12-01-2026)" in text_of(client.get(f"/cases/{case_id}"))
@@ -452,7 +454,8 @@ def test_the_printable_notice_shows_the_cattle_places_and_periods(client, sessio
     text = text_of(page)
     for expected in ("RMP/2026/0001", "Gram Panchayat Rampura", "Number and description of the cattle: 2",
                      "brown cow, white patch on forehead", "RJ-1001", "black cow, left horn broken", "RJ-1002",
-                     "Place seized Bhimpura", "Place impounded Kanji House, Rampura", "Published in the village of Bhimpura",
+                     "Place seized Bhimpura", "Place impounded Kanji House, Rampura",
+                     "Published in the village of Bhimpura",
                      "Objection period 30 days", "Last day for objections 08-02-2026",
                      "on 09-01-2026, 10-01-2026 and 11-01-2026", "Full price of the lot ₹ 12,000.00"):
         assert expected in text, expected

@@ -199,7 +199,8 @@ def new_case() -> Any:
         rows = [{"species": "", "description": "", "tag": ""} for _ in range(rows_wanted)]
         return render_template("officer/new_case.html", values=values, rows=rows, error=None, field_errors={},
                                **context)
-    values = {k: request.form.get(k, "") for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village")}
+    values = {k: request.form.get(k, "")
+              for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village")}
     rows = _animal_rows(rows_wanted)
     animals = [{k: v.strip() for k, v in row.items()} for row in rows if not _blank_animal(row)]
     try:
