@@ -328,7 +328,9 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     today = legal_time.local_day(clock.now(), cf.timezone)
     animal = next((a for a in cf.animals if (tag and a.tag == tag) or (position and a.position == position)), None)
     if animal is None:
-        raise Refused(f"no animal {tag or position} in case {cf.case_number}")
+        which = tag or position
+        raise Refused(f"no animal {which} in case {cf.case_number}" if which else "say which animal (its tag or number)",
+                      {"animal": "unknown animal"})
     if animal.gone_on() is not None:
         raise Refused(f"{animal.label} is already recorded as gone on {animal.gone_on().isoformat()}")
     if cf.sale or cf.dispatch or cf.release or (cf.interim and not cf.interim.returned_on):
@@ -403,5 +405,7 @@ def summary(session: Session, case: Case) -> dict[str, Any]:
 
 
 def history(session: Session, case: Case) -> list[CaseEvent]:
-    return list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
-                                .order_by(CaseEvent.at, CaseEvent.id)))
+    """The case's history in time order; at one instant a timer comes before what its firing caused."""
+    events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
+                             .order_by(CaseEvent.at, CaseEvent.id))
+    return sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id))

@@ -70,7 +70,7 @@ def validate_schema(schema: dict, data: dict[str, Any]) -> None:
 
 def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dict[str, Any],
           at: datetime) -> dict[str, Any]:
-    """Run the rule checks, then the schema: the rule messages are the clearer ones.
+    """Check required fields, then the rule checks, then the schema (the rule messages are the clearer ones).
 
     Returns:
         the cleaned form to store in the task's data.
@@ -78,6 +78,11 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
         Refused, DeadlinePassed.
     """
     data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
+    missing = [name for name in schema.get("required", []) if name not in data]
+    if missing:
+        titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
+        raise Refused(f"the form has errors: {', '.join(titles)}: this field is required",
+                      {name: "this field is required" for name in missing})
     prepared = {k: (str(v) if k in _amount_fields(schema) and not isinstance(v, (float, bool)) else v)
                 for k, v in data.items()}
     rule = CHECKS.get(form_key)

@@ -69,6 +69,10 @@ def _view(case: Case, cf: CaseFile, loaded: Any, task: Any, today: date) -> Task
     form = runtime.form_name(task)
     due, label, deadline = _service_level(cf, task.task_spec.bpmn_id, today)
     data = {k: v for k, v in task.data.items() if k in ("objection",)}
+    pending = cf.pending_appeal()
+    if task.task_spec.bpmn_id == "ut_decide_appeal" and pending is not None:
+        data["appeal"] = {"appellant": pending.appellant, "filed_on": pending.filed_on.isoformat(),
+                          "against": pending.against}
     return TaskView(case_id=case.id, case_number=case.case_number, task_id=str(task.id),
                     element_id=task.task_spec.bpmn_id, name=task.task_spec.bpmn_name or task.task_spec.bpmn_id,
                     lane=task.task_spec.lane, form_key=runtime.form_key(task),

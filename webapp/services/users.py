@@ -13,6 +13,7 @@ from .. import clock
 from ..errors import NotFound, NotPermitted, Refused
 from ..store.models import ApiToken, Case, Panchayat, User
 
+_DUMMY_HASH = generate_password_hash("not a real password")
 ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
 PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
 
@@ -70,10 +71,13 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
 
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
+    """The active user with this name and password, else None (the same work either way, so the
+    response time does not tell which user names exist)."""
     user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
-    if user is None or not check_password_hash(user.password_hash, password):
+    if user is None:
+        check_password_hash(_DUMMY_HASH, password)
         return None
-    return user
+    return user if check_password_hash(user.password_hash, password) else None
 
 
 def _digest(token: str) -> str:
