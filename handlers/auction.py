@@ -103,9 +103,29 @@ def credit_remittance(ctx: HandlerContext) -> dict[str, Any]:
     return {"net": f"{dispatch.net:.2f}"}
 
 
-@handler("auction.withdraw", clause="Rule 130(c) Explanation")
+@handler("auction.withdraw", clause="Rule 130(c) and its Explanation")
 def withdraw(ctx: HandlerContext) -> dict[str, Any]:
-    """Interim delivery withdrew the conditional auction; later bids are refused."""
+    """Interim delivery, or a claim proved while the cattle are unsold in the pound, withdrew the
+    conditional auction; later bids are refused."""
     auction = _auction(ctx)
     auction.status, auction.closed_on = "withdrawn", ctx.today
     return {"withdrawn_on": ctx.today.isoformat()}
+
+
+@handler("auction.reopen", clause="Rule 130(b), (e) (reading)")
+def reopen(ctx: HandlerContext) -> dict[str, Any]:
+    """The cattle are unsold in the pound when the outcome falls under (e): open a new three-day
+    conditional auction today.
+
+    Returns the notice dict with ``auction_opened_at`` set to now, for the new auction's timer.
+    """
+    from datetime import timedelta
+
+    from webapp.casefile import Auction
+
+    cf = ctx.case_file
+    cf.auctions.append(Auction(round=len(cf.auctions) + 1, opened_at=ctx.now, opened_on=ctx.today,
+                               last_day=ctx.today + timedelta(days=2)))
+    notice = dict(ctx.task_data.get("notice") or {})
+    notice["auction_opened_at"] = ctx.now.isoformat()
+    return notice

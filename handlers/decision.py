@@ -77,12 +77,14 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
 def make_final(ctx: HandlerContext) -> dict[str, Any]:
     """The outcome is final today: the appeal period ended without appeal, or the appeal is decided.
 
-    Returns: ``{"final_at": ISO instant, "owner_proved", "buyer_holds_cattle",
-    "interim_delivered": bool}`` for the diagram's gateways and the return timer.
+    Returns: ``{"final_at": ISO instant, "owner_proved", "buyer_holds_cattle", "interim_delivered",
+    "unsold_in_pound": bool}`` for the diagram's gateways and the return timer.
     """
     cf = ctx.case_file
     cf.final_on = ctx.today
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
+    unsold_in_pound = (cf.sale is None and cf.dispatch is None and not interim and cf.release is None
+                       and bool(cf.living_animals()))
     return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),
-            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim}
+            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim, "unsold_in_pound": unsold_in_pound}

@@ -24,15 +24,20 @@ def record_decision(ctx: HandlerContext) -> dict[str, Any]:
     """Record the sarpanch's decision on one claim (form ``decide_objection``: decision is
     ``proved``, ``not_proved`` or ``interim_delivery``).
 
-    Returns: ``{"interim_delivery": bool}`` (true: deliver on security, the claim still open).
+    Returns: ``{"interim_delivery": bool, "withdraw_auction": bool}``: true interim delivery means
+    deliver on security, the claim still open; ``withdraw_auction`` is true when the claim is proved
+    while the cattle are unsold in the pound (they go to the owner, not to a buyer).
     """
     form = ctx.form("decide_objection")
     if form["decision"] == "interim_delivery":
-        return {"interim_delivery": True}
+        return {"interim_delivery": True, "withdraw_auction": False}
+    cf = ctx.case_file
     objection = _objection(ctx)
     objection.decision, objection.decided_on, objection.decided_at = form["decision"], ctx.today, ctx.now
-    ctx.case_file.decision_on, ctx.case_file.decision_at = ctx.today, ctx.now
-    return {"interim_delivery": False}
+    cf.decision_on, cf.decision_at = ctx.today, ctx.now
+    unsold_in_pound = (cf.sale is None and cf.dispatch is None and cf.interim is None and cf.auction is not None
+                       and cf.auction.status in ("open", "unsold"))
+    return {"interim_delivery": False, "withdraw_auction": form["decision"] == "proved" and unsold_in_pound}
 
 
 @handler("objections.interim_delivery", clause="Rule 130(c) Explanation")

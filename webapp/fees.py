@@ -26,11 +26,10 @@ def fine(cf: CaseFile) -> Decimal:
 
 
 def _first_custody_end(cf: CaseFile, animal: Animal, today: date) -> date:
-    """The earliest of: sale, dispatch, interim delivery, release day, death or escape; else today."""
-    ends = [animal.gone_on()]
-    first_sale = cf.sale if cf.sale and cf.sale.auction_round == 1 else None
-    ends += [first_sale.day if first_sale else None, cf.dispatch.day if cf.dispatch else None,
-             cf.interim.day if cf.interim else None, cf.release.day if cf.release else None]
+    """The earliest of: sale, dispatch, interim delivery, release or delivery day, death or escape;
+    else today (the animal is still in the pound)."""
+    ends = [animal.gone_on(), cf.sale.day if cf.sale else None, cf.dispatch.day if cf.dispatch else None,
+            cf.interim.day if cf.interim else None, cf.release.day if cf.release else None, cf.delivered_on]
     known = [d for d in ends if d is not None]
     return min(known) if known else today
 

@@ -145,9 +145,13 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
     auction = cf.auction
     if auction is None:
         raise Refused("no conditional auction is open for this case")
-    if auction.status == "withdrawn" or cf.interim is not None and auction.round == 1:
+    if cf.interim is not None and auction.round == 1:
         raise Refused("the conditional auction was withdrawn when the cattle were delivered on security "
                       "(Rule 130(c) Explanation); no bid can be taken")
+    if auction.status == "withdrawn" or (cf.owner_proved is None and any(o.decision == "proved" for o in cf.objections)
+                                         and auction.status == "open" and cf.sale is None):
+        raise Refused("the conditional auction was withdrawn: an objector proved the cattle to be his own "
+                      "(Rule 130(c)); no bid can be taken")
     if auction.status != "open":
         raise DeadlinePassed(f"the auction closed on {fmt_day(auction.closed_on or auction.last_day)}; no bid can be taken",
                              last_day=fmt_day(auction.last_day))
