@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
+.venv/bin/ruff check webapp handlers tests tools
 for scenario in tests/scenarios/*.yaml; do
   .venv/bin/rule130 simulate "$scenario" >/dev/null || { echo "scenario failed: $scenario" >&2; exit 1; }
 done

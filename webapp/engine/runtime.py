@@ -8,7 +8,6 @@ product's clock, and every instance runs on the restricted script engine.
 
 from __future__ import annotations
 
-import contextvars
 import json
 from dataclasses import dataclass
 from datetime import date, datetime, timezone

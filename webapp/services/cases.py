@@ -195,7 +195,6 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                               tag=tag, fine=Decimal(str(tariff[species]["fine"])),
                               feeding_per_day=Decimal(str(tariff[species]["feeding_per_day"]))))
     version = repository.current(session)
-    loaded = repository.load(version)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
     panchayat.case_sequence += 1
     number = f"{panchayat.code}/{impounded_on.year}/{panchayat.case_sequence:04d}"

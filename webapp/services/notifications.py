@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session

@@ -30,6 +30,11 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     return panchayat
 
 
+def panchayat(session: Session, panchayat_id: int) -> Panchayat | None:
+    """The Panchayat record (name, code, Samiti, district, time zone, settings), or None."""
+    return session.get(Panchayat, panchayat_id)
+
+
 def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
                 panchayat_code: str | None = None, samiti_code: str | None = None,
                 password_method: str = "scrypt") -> User:

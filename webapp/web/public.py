@@ -14,12 +14,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, render_template
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import casefile, clock, legal_time
 from ..app import db_session
 from ..casefile import CaseFile
+from ..services import notices, users
 from ..store.models import Case, Panchayat
 
 bp = Blueprint("public", __name__)
@@ -94,11 +94,8 @@ def fmt_words(value: str | None) -> str:
 # -- reading a case's notice (shared by the officer's printable notice) --------------------------
 
 def panchayat_of(session: Session, panchayat_id: int) -> Panchayat | None:
-    """The Panchayat row (name, district, time zone) a page shows.
-
-    (No service function returns it; this is a plain read of the store.)
-    """
-    return session.get(Panchayat, panchayat_id)
+    """The Panchayat (name, district, time zone) a page shows."""
+    return users.panchayat(session, panchayat_id)
 
 
 def local_today(tz: str | None) -> date:
@@ -125,22 +122,8 @@ def notice_context(case: Case, cf: CaseFile, panchayat: Panchayat | None) -> dic
             "auction": auction, "auction_days": auction_days, "tz": cf.timezone}
 
 
-def on_board(case: Case, panchayat: Panchayat) -> bool:
-    """True while the case's notice belongs on the board: published, the objection period not yet
-    ended in the Panchayat's zone (its last day is today or later), and the case not closed."""
-    return (case.status == "running" and case.notice_last_day is not None
-            and date.fromisoformat(case.notice_last_day) >= local_today(panchayat.timezone))
-
-
-def board_cases(session: Session) -> list[tuple[Case, CaseFile, Panchayat]]:
-    """Cases whose objection period is still running (see :func:`on_board`), earliest last day first.
-
-    (No service function lists them; this is a read of the store by the notice-board columns.)
-    """
-    rows = session.execute(select(Case, Panchayat).join(Panchayat, Panchayat.id == Case.panchayat_id)
-                           .where(Case.status == "running", Case.notice_last_day.is_not(None))
-                           .order_by(Case.notice_last_day, Case.id)).all()
-    return [(case, casefile.load(case.file_json), panchayat) for case, panchayat in rows if on_board(case, panchayat)]
+on_board = notices.is_on_board
+board_cases = notices.public_notices
 
 
 # -- pages ----------------------------------------------------------------------------------------

@@ -1,0 +1,29 @@
+"""The public notice board of clause (a): notices whose objection period is still running."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .. import casefile, clock, legal_time
+from ..casefile import CaseFile
+from ..store.models import Case, Panchayat
+
+
+def is_on_board(case: Case, panchayat: Panchayat) -> bool:
+    """True while the notice belongs on the board: published, the case running, and its last day
+    for objections today or later in the Panchayat's zone (Rule 130(a) Note; RULE130.md 1)."""
+    today = legal_time.local_day(clock.now(), panchayat.timezone)
+    return (case.status == "running" and case.notice_last_day is not None
+            and date.fromisoformat(case.notice_last_day) >= today)
+
+
+def public_notices(session: Session) -> list[tuple[Case, CaseFile, Panchayat]]:
+    """Every notice on the board, earliest last day first, with its case file and Panchayat."""
+    rows = session.execute(select(Case, Panchayat).join(Panchayat, Panchayat.id == Case.panchayat_id)
+                           .where(Case.status == "running", Case.notice_last_day.is_not(None))
+                           .order_by(Case.notice_last_day, Case.id)).all()
+    return [(case, casefile.load(case.file_json), panchayat) for case, panchayat in rows
+            if is_on_board(case, panchayat)]
