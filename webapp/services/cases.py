@@ -62,7 +62,8 @@ class CaseRun:
               detail: dict | None = None, at: datetime | None = None) -> None:
         self.session.add(CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,
                                    element_id=element_id, actor_role=actor_role,
-                                   actor_user_id=self.user.id if self.user and kind != "timer" else None,
+                                   actor_user_id=(self.user.id if self.user and kind not in ("timer", "notification")
+                                                  else None),
                                    detail_json=json.dumps(detail or {}, default=str)))
 
     def run(self) -> list[runtime.ArmedTimer]:
@@ -108,10 +109,11 @@ def get_case(session: Session, user: User, case_ref: int | str) -> Case:
         NotFound: unknown, or outside the user's scope (never says which).
     """
     case = None
-    if isinstance(case_ref, int) or str(case_ref).isdigit():
-        case = session.get(Case, int(case_ref))
-    if case is None:
-        case = session.scalar(select(Case).where(Case.case_number == str(case_ref)))
+    text = str(case_ref)
+    if isinstance(case_ref, int) or (text.isascii() and text.isdigit() and len(text) <= 18):
+        case = session.get(Case, int(text))
+    if case is None and len(text) <= 40:
+        case = session.scalar(select(Case).where(Case.case_number == text))
     if case is None or not users.can_see(session, user, case):
         raise NotFound(f"no case {case_ref} is open to you")
     return case
@@ -142,7 +144,9 @@ def _require_role(user: User, *roles: str) -> None:
 # -- starting a case ----------------------------------------------------------------------------
 
 def _text(value: Any, label: str, field: str) -> str:
-    text = str(value or "").strip()
+    if value is not None and not isinstance(value, str):
+        raise Refused(f"{label} must be text", {field: "not text"})
+    text = (value or "").strip()
     if not text:
         raise Refused(f"{label} is required", {field: "this field is required"})
     if len(text) > 200:
@@ -180,7 +184,11 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
         raise Refused("a case holds at most 500 animals", {"animals": "too many"})
     records: list[Animal] = []
     tags: set[str] = set()
+    if not isinstance(animals, list):
+        raise Refused("the animals must be a list", {"animals": "not a list"})
     for position, raw in enumerate(animals, start=1):
+        if not isinstance(raw, dict):
+            raise Refused(f"animal {position}: give species, description and tag", {"animals": f"animal {position}"})
         species = str(raw.get("species") or "").strip().lower()
         if species not in tariff:
             raise Refused(f"animal {position}: unknown species {species or '(none)'}; known: {', '.join(tariff)}",

@@ -134,6 +134,9 @@ def complete_task(session: Session, user: User, case_id: int | str, task_id: str
         raise NotFound(f"no task {task_id} in case {case.case_number}")
     users.check_lane(user, task.task_spec.lane)
     if task.state != TaskState.READY:
+        # A timer may have closed it: a missed deadline is named before the task is called closed.
+        form = runtime.spec_form_name(task.task_spec)
+        rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
         raise Conflict(f"the task '{task.task_spec.bpmn_name}' is no longer open: it was completed or closed")
     return _complete(session, user, run, task.task_spec, data, lambda: runtime.find_task(run.wf, task_id))
 
