@@ -6,15 +6,13 @@ clock moves and the timer worker fires due timers. The case must end as the scen
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from webapp import clock
-from webapp.services import cases, tasks, timers, users
-from webapp.simulate import _compare, _result, load_scenario
+from webapp.services import cases, tasks, users
+from webapp.simulate import _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case
 from webapp.tariff import DEFAULT_TARIFF
 
@@ -117,17 +115,6 @@ def test_scenario_through_the_web_pages(path, app, sessions, officers, virtual_c
     assert _compare(scenario.expect, result) == []
     page = clients["secretary"].get(f"/cases/{case_id}")
     assert page.status_code == 200
-
-
-def fire_until(sessions, case_id, virtual_clock, until):
-    for _ in range(1000):
-        with sessions() as session:
-            case = session.get(Case, case_id)
-            due, running = case.next_timer_due, case.status == "running"
-        if not running or due is None or (until is not None and due > until):
-            return
-        virtual_clock.set(max(clock.now(), due + timedelta(microseconds=1)))
-        timers.fire_due(sessions)
 
 
 def act(step, case_id, clients, sessions, receivers, app):

@@ -20,6 +20,18 @@ def _url(database_url: str | None) -> str:
     return database_url or db.default_url()
 
 
+def _in_transaction(database_url: str | None, fn, *args, **kwargs):
+    """Run ``fn(session, *args, **kwargs)`` and commit; a refusal prints ``refused: ...`` and exits 2."""
+    with _sessions(database_url)() as session:
+        try:
+            result = fn(session, *args, **kwargs)
+            session.commit()
+        except Rule130Error as error:
+            click.echo(f"refused: {error.message}", err=True)
+            sys.exit(2)
+    return result
+
+
 def _sessions(database_url: str | None):
     from .store import db
     return db.session_factory(db.make_engine(_url(database_url)))
@@ -185,13 +197,7 @@ def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, 
     """Add a Gram Panchayat (its code prefixes its case numbers)."""
     from .services import users
 
-    with _sessions(database_url)() as session:
-        try:
-            users.create_panchayat(session, code, name, samiti, district, tz, appeal_period_days)
-            session.commit()
-        except Rule130Error as error:
-            click.echo(f"refused: {error.message}", err=True)
-            sys.exit(2)
+    _in_transaction(database_url, users.create_panchayat, code, name, samiti, district, tz, appeal_period_days)
     click.echo(f"Panchayat {code} created")
 
 
@@ -215,14 +221,8 @@ def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: s
         sys.exit(2)
     password = (password_file.read().strip() if password_file else
                 click.prompt("password", hide_input=True, confirmation_prompt=True))
-    with _sessions(database_url)() as session:
-        try:
-            users.create_user(session, name, password, role, display_name=display_name,
-                              panchayat_code=panchayat_code, samiti_code=samiti_code)
-            session.commit()
-        except Rule130Error as error:
-            click.echo(f"refused: {error.message}", err=True)
-            sys.exit(2)
+    _in_transaction(database_url, users.create_user, name, password, role, display_name=display_name,
+                    panchayat_code=panchayat_code, samiti_code=samiti_code)
     click.echo(f"user {name} ({role}) created")
 
 
@@ -233,13 +233,7 @@ def create_token(user: str, database_url: str | None) -> None:
     """Make an API bearer token for USER (printed once; stored hashed)."""
     from .services import users
 
-    with _sessions(database_url)() as session:
-        try:
-            token = users.create_token(session, user)
-            session.commit()
-        except Rule130Error as error:
-            click.echo(f"refused: {error.message}", err=True)
-            sys.exit(2)
+    token = _in_transaction(database_url, users.create_token, user)
     click.echo(token)
 
 
@@ -260,5 +254,18 @@ def demo_data(password: str, database_url: str | None) -> None:
         click.echo(f"{fired} timer(s) fired")
 
 
+def run() -> None:
+    """The console script: ``main`` with database errors turned into a plain message (exit 2)."""
+    from sqlalchemy.exc import OperationalError, ProgrammingError
+
+    try:
+        main(standalone_mode=True)
+    except (OperationalError, ProgrammingError) as error:
+        reason = str(getattr(error, "orig", error)).splitlines()[0]
+        click.echo(f"the database is not ready ({reason}); run 'rule130 init-db' first, and check DATABASE_URL",
+                   err=True)
+        sys.exit(2)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -283,7 +283,7 @@ def _run(scenario: Scenario, sessions) -> Result:
         mismatches: list[str] = []
         receivers: dict[str, User] = {}
         for step in scenario.steps:
-            _fire_until(sessions, case.id, virtual, step.at)
+            fire_until(sessions, case.id, virtual, step.at)
             virtual.set(step.at)
             try:
                 _perform(sessions, case.id, step, people, receivers, suffix)
@@ -291,7 +291,7 @@ def _run(scenario: Scenario, sessions) -> Result:
             except Rule130Error as refused:
                 error = refused
             _check_step(step, error, mismatches)
-        _fire_until(sessions, case.id, virtual, None)
+        fire_until(sessions, case.id, virtual, None)
         with sessions() as session:
             case = session.get(Case, case.id)
             result = _result(cases.summary(session, case))
@@ -307,7 +307,7 @@ def _unique_suffix(session) -> str:
     return str(count + 1)
 
 
-def _fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
+def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
     """Fire every timer due at or before ``until`` (all armed timers when None), in due order."""
     for _ in range(10_000):
         with sessions() as session:
