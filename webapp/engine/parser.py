@@ -127,12 +127,23 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
     except Exception as error:  # SpiffWorkflow raises plain exceptions for some malformed input
         raise InvalidDiagram(f"the diagram cannot be parsed: {error}") from None
 
-    problems = check_project_rules(root, spec, subprocess_specs, forms, handler_names)
+    named = {f for f in (_form_of(t) for t in _all_task_specs(spec, subprocess_specs)) if f}
+    problems = check_project_rules(root, spec, subprocess_specs, {k: v for k, v in forms.items() if k in named},
+                                   handler_names)
+    problems += [Problem(f"form {name} is named by no user task and is left out of the version", severity="warning")
+                 for name in sorted(set(forms) - named)]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise InvalidDiagram(f"{len(errors)} problem(s) stop this diagram from running", [str(p) for p in errors])
+    forms = {name: forms[name] for name in sorted(named) if name in forms}
     return ParsedProcess(process_id, spec, subprocess_specs, forms, bpmn_xml, content_hash(bpmn_xml, forms),
                          [p for p in problems if p.severity != "error"])
+
+
+def _form_of(task_spec: Any) -> str | None:
+    if task_spec.__class__.__name__ != "UserTask":
+        return None
+    return (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
 
 
 def _line_of(root: etree._Element, element_id: str | None) -> int | None:

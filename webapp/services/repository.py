@@ -66,7 +66,8 @@ def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_b
     number = (session.scalar(select(func.max(ProcessVersion.version))
                              .where(ProcessVersion.process_id == process_id)) or 0) + 1
     version = ProcessVersion(process_id=process_id, version=number, content_hash=parsed.content_hash,
-                             bpmn_xml=bpmn_xml.decode("utf-8"), forms_json=json.dumps(forms, ensure_ascii=False),
+                             bpmn_xml=bpmn_xml.decode("utf-8"),
+                             forms_json=json.dumps(parsed.forms, ensure_ascii=False),
                              spec_json=runtime.spec_json(parsed), deployed_by=deployed_by,
                              deployed_at=clock.now(), note=note)
     session.add(version)
