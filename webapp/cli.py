@@ -177,7 +177,8 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
     except InvalidDiagram as error:
         click.echo(f"refused: {error.message}", err=True)
         for problem in error.problems:
-            click.echo(problem, err=True)
+            if problem != error.message:
+                click.echo(problem, err=True)
         sys.exit(2)
     except (ValueError, OSError) as error:
         click.echo(f"refused: {error}", err=True)
