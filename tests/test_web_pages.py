@@ -219,7 +219,7 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     ({"species-1": "", "description-1": "", "tag-1": "", "species-2": "", "description-2": "", "tag-2": ""},
      "record at least one animal"),
     ({"impounded_at": "2026-01-06T10:00"}, "cannot be in the future"),
-    ({"impounded_at": "yesterday"}, "time of impoundment must be a date and time"),
+    ({"impounded_at": "yesterday"}, "time of impoundment must be a valid date and time"),
     ({"place_seized": "  "}, "the place seized is required"),
     ({"species-2": "dragon"}, "animal 2: unknown species dragon"),
     ({"description-2": ""}, "animal 2: the description is required"),

@@ -72,9 +72,20 @@ def init_db(database_url: str | None) -> None:
 @database_option
 def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> None:
     """Serve the web application (waitress) with the timer worker in-process."""
+    import socket
+
     from waitress import serve as waitress_serve
 
     from .app import create_app
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            click.echo(f"cannot serve on {host}:{port}: {error.strerror}; choose another with --port "
+                       "(scripts/run.sh: PORT=5001 scripts/run.sh)", err=True)
+            sys.exit(2)
 
     config = {"RUN_TIMER_WORKER": not no_worker}
     if database_url:
@@ -109,6 +120,7 @@ def simulate(scenario: str, as_json: bool, database_url: str | None) -> None:
     """Run a case scenario (tests/scenarios/FORMAT.md). Exit 0 all held, 1 a mismatch, 2 invalid file."""
     from .simulate import ScenarioError, load_scenario, run_scenario
 
+    logging.getLogger("rule130").setLevel(logging.WARNING)  # the timeline says what fired
     try:
         parsed = load_scenario(scenario)
     except ScenarioError as error:

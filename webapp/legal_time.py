@@ -20,6 +20,8 @@ def parse_instant(value: str | datetime) -> datetime:
     instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"an instant needs a UTC offset: {value}")
+    if not 1900 <= instant.year <= 9000:
+        raise ValueError(f"the year {instant.year} is out of range")
     return instant
 
 

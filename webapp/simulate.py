@@ -20,7 +20,8 @@ import yaml
 from sqlalchemy import select
 
 from . import clock, legal_time
-from .errors import Rule130Error
+from .errors import Refused, Rule130Error
+from .services.amounts import parse_amount
 from .services import cases, repository, tasks, timers, uow, users
 from .store import db
 from .store.models import Case, CaseEvent, User
@@ -62,6 +63,8 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields,
     "pay_feeding_charges": ({"amount"}, set()),
 }
 AMOUNT_FIELDS = {"full_price", "amount", "proceeds", "expenses", "security"}
+OUTCOMES = ("pending", "released_by_owner", "auction_final", "returned_to_objector", "security_forfeited",
+            "closed_no_animals")
 TOP_KEYS = {"name", "timezone", "tariff", "case", "settings", "steps", "expect"}
 CASE_KEYS = {"impounded_at", "place_seized", "place_impounded", "nearest_village", "animals"}
 EXPECT_KEYS = {
@@ -149,9 +152,9 @@ def load_scenario(path: str | Path) -> Scenario:
         if set(rates) != {"fine", "feeding_per_day"}:
             raise ScenarioError(f"tariff.{species}: needs exactly fine and feeding_per_day")
         try:
-            tariff[species] = {k: Decimal(_amount(v, f"tariff.{species}.{k}")) for k, v in rates.items()}
-        except InvalidOperation:
-            raise ScenarioError(f"tariff.{species}: not an amount") from None
+            tariff[species] = {k: parse_amount(_amount(v, f"tariff.{species}.{k}"), k) for k, v in rates.items()}
+        except Refused as error:
+            raise ScenarioError(f"tariff.{species}: {error.message}") from None
     case = _mapping(raw["case"], "case")
     if set(case) - CASE_KEYS:
         raise ScenarioError(f"case: unknown key(s): {', '.join(sorted(set(case) - CASE_KEYS))}")
@@ -222,6 +225,8 @@ def load_scenario(path: str | Path) -> Scenario:
     for key, value in expect.items():
         if key not in EXPECT_KEYS:
             raise ScenarioError(f"expect: unknown key {key!r}")
+        if key == "outcome" and value not in OUTCOMES:
+            raise ScenarioError(f"expect.outcome: {value!r} is not one of {', '.join(OUTCOMES)}")
         allowed = EXPECT_KEYS[key]
         if allowed is not None and value is not None:
             extra = set(_mapping(value, f"expect.{key}")) - allowed

@@ -205,29 +205,50 @@ def _unwrap(error: Exception) -> Exception:
     return inner if isinstance(inner, Rule130Error) else error
 
 
+def fired_timer(task: Any) -> ArmedTimer | None:
+    """The timer that ``task`` (just completed) stands for, with its due instant; else None.
+
+    A timer event task carries its own instant; a timer behind an event-based gateway is the
+    gateway's chosen catch event, and its instant is on the gateway (SPIFFWORKFLOW.md, "Timers").
+    """
+    spec = task.task_spec
+    definition = getattr(spec, "event_definition", None)
+    value = None
+    if isinstance(definition, TimerEventDefinition):
+        value = task._get_internal_data("event_value")
+    elif task.parent is not None and isinstance(getattr(task.parent.task_spec, "event_definition", None),
+                                                MultipleEventDefinition):
+        timer = next((d for d in task.parent.task_spec.event_definition.event_definitions
+                      if isinstance(d, TimerEventDefinition)), None)
+        if timer is None or timer.name != spec.bpmn_name:
+            return None
+        value = task.parent._get_internal_data("event_value")
+    else:
+        return None
+    due = TimerEventDefinition.get_datetime(value) if isinstance(value, str) else clock.now()
+    return ArmedTimer(str(task.id), spec.bpmn_id, spec.bpmn_name or "", due)
+
+
 def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
     """Fire due timers and run engine steps until only user tasks and waits remain.
 
     Returns:
-        the timers that fired during this run (their due instants as armed before).
+        the timers that fired during this run, with their due instants, earliest first.
     Raises:
         Rule130Error: raised by a handler (e.g. a ledger invariant), unwrapped.
         EngineFailure: any other failure of a diagram element.
     """
-    before = {t.task_id: t for t in armed_timers(workflow)}
     fired: list[ArmedTimer] = []
+
+    def completed(task: Any) -> None:
+        timer = fired_timer(task)
+        if timer is not None:
+            fired.append(timer)
+
     try:
         for _ in range(100):  # bounded: timers cascade at most a few times per run
             workflow.refresh_timers()
-            workflow.do_engine_steps()
-            waiting = {t.task_id for t in armed_timers(workflow)}
-            newly = [t for tid, t in before.items() if tid not in waiting and
-                     _task_state(workflow, tid) == TaskState.COMPLETED]
-            fired.extend(t for t in newly if t not in fired)
-            for t in newly:
-                before.pop(t.task_id, None)
-            for t in armed_timers(workflow):
-                before.setdefault(t.task_id, t)
+            workflow.do_engine_steps(did_complete_task=completed)
             due = next_timer_due(workflow)
             if due is None or due >= clock.now():
                 break
@@ -238,11 +259,6 @@ def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
         raise EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}",
                             ) from error
     return sorted(fired, key=lambda t: t.due)
-
-
-def _task_state(workflow: BpmnWorkflow, task_id: str) -> int | None:
-    task = find_task(workflow, task_id)
-    return task.state if task is not None else None
 
 
 def complete_user_task(workflow: BpmnWorkflow, task: Any, data: dict[str, Any]) -> None:

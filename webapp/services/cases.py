@@ -25,6 +25,7 @@ from ..tariff import DEFAULT_TARIFF
 from . import ledger, notifications, repository, users
 
 ZERO = Decimal("0.00")
+MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
 
 
 # -- running a case ---------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def get_case(session: Session, user: User, case_ref: int | str) -> Case:
     """
     case = None
     text = str(case_ref)
-    if isinstance(case_ref, int) or (text.isascii() and text.isdigit() and len(text) <= 18):
+    if text.isascii() and text.isdigit() and len(text) <= 18:  # a database id fits in 63 bits
         case = session.get(Case, int(text))
     if case is None and len(text) <= 40:
         case = session.scalar(select(Case).where(Case.case_number == text))
@@ -173,10 +174,13 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     try:
         when = legal_time.parse_instant(impounded_at)
     except (ValueError, TypeError):
-        raise Refused("the time of impoundment must be a date and time with its UTC offset, e.g. "
-                      "2026-01-05T10:00:00+05:30", {"impounded_at": "not a date and time"}) from None
+        raise Refused("the time of impoundment must be a valid date and time (in the API with its UTC offset, "
+                      "e.g. 2026-01-05T10:00:00+05:30)", {"impounded_at": "not a date and time"}) from None
     if when > clock.now():
         raise Refused("the time of impoundment cannot be in the future", {"impounded_at": "in the future"})
+    if when < clock.now() - timedelta(days=MAX_AGE_DAYS):
+        raise Refused(f"the time of impoundment is more than {MAX_AGE_DAYS} days ago; check the date",
+                      {"impounded_at": "too long ago"})
     tariff = tariff or DEFAULT_TARIFF
     if not animals:
         raise Refused("record at least one animal", {"animals": "no animals"})

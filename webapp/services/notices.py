@@ -20,6 +20,17 @@ def is_on_board(case: Case, panchayat: Panchayat) -> bool:
             and date.fromisoformat(case.notice_last_day) >= today)
 
 
+def public_notice(session: Session, case_id: int) -> tuple[Case, CaseFile, Panchayat] | None:
+    """One notice while it is on the board, else None (unknown ids included)."""
+    if not 0 < case_id < 2**63:
+        return None
+    case = session.get(Case, case_id)
+    panchayat = session.get(Panchayat, case.panchayat_id) if case is not None else None
+    if case is None or panchayat is None or not is_on_board(case, panchayat):
+        return None
+    return case, casefile.load(case.file_json), panchayat
+
+
 def public_notices(session: Session) -> list[tuple[Case, CaseFile, Panchayat]]:
     """Every notice on the board, earliest last day first, with its case file and Panchayat."""
     rows = session.execute(select(Case, Panchayat).join(Panchayat, Panchayat.id == Case.panchayat_id)

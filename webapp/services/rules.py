@@ -78,6 +78,9 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
         Refused, DeadlinePassed.
     """
     data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
+    unknown = sorted(set(data) - set(schema.get("properties", {})))
+    if unknown:
+        raise Refused(f"the form has no field {', '.join(unknown)}", {name: "unknown field" for name in unknown})
     missing = [name for name in schema.get("required", []) if name not in data]
     if missing:
         titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
@@ -104,7 +107,10 @@ def _deadline(cf: CaseFile, timer_id: str, at: datetime, what: str) -> None:
 
 
 def _require_text(data: dict[str, Any], field: str, label: str) -> str:
-    value = str(data.get(field) or "").strip()
+    raw = data.get(field)
+    if raw is not None and not isinstance(raw, str):
+        raise Refused(f"{label} must be text", {field: "not text"})
+    value = (raw or "").strip()
     if not value:
         raise Refused(f"{label} is required", {field: "this field is required"})
     if len(value) > 200:

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from flask import Blueprint, abort, render_template
 from sqlalchemy.orm import Session
 
-from .. import casefile, clock, legal_time
+from .. import clock, legal_time
 from ..app import db_session
 from ..casefile import CaseFile
 from ..services import notices, users
@@ -138,10 +138,8 @@ def board() -> Any:
 @bp.route("/board/<int:case_id>")
 def board_notice(case_id: int) -> Any:
     """One notice on the board (same content as the printable notice); 404 when it is not listed."""
-    session = db_session()
-    case = session.get(Case, case_id)
-    panchayat = panchayat_of(session, case.panchayat_id) if case is not None else None
-    if case is None or panchayat is None or not on_board(case, panchayat):
+    found = notices.public_notice(db_session(), case_id)
+    if found is None:
         abort(404)
-    return render_template("public/notice.html", **notice_context(case, casefile.load(case.file_json), panchayat),
-                           public=True)
+    case, cf, panchayat = found
+    return render_template("public/notice.html", **notice_context(case, cf, panchayat), public=True)

@@ -1,0 +1,114 @@
+"""Bad input found by a new user: huge ids, absurd dates, loose amounts, unknown fields, bad
+scenario tariffs, a busy port; and a timer that fires in the same run that arms it is recorded."""
+
+from __future__ import annotations
+
+import socket
+from datetime import datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from webapp import clock
+from webapp.cli import main
+from webapp.errors import Refused
+from webapp.services import cases, tasks, uow
+from webapp.services.amounts import parse_amount
+from webapp.store.models import TimerFiring
+
+from .conftest import PASSWORD
+
+IMPOUNDED = datetime.fromisoformat("2026-01-05T10:00:00+05:30")
+COW = [{"species": "cow", "description": "brown cow"}]
+
+
+def start(sessions, officers, when=IMPOUNDED):
+    return uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"], impounded_at=when,
+                       place_seized="Bhimpura", place_impounded="Kanji House", nearest_village="Bhimpura",
+                       animals=COW)
+
+
+@pytest.mark.parametrize("url", ["/cases/9223372036854775808", "/cases/9223372036854775808/notice",
+                                 "/cases/9223372036854775808/diagram", "/board/9223372036854775808",
+                                 "/cases/99999999999999999999999999/tasks/x"])
+def test_ids_beyond_64_bits_are_not_found(client, url):
+    client.post("/login", data={"username": "sec", "password": PASSWORD})
+    assert client.get(url).status_code == 404
+
+
+@pytest.mark.parametrize("when, message", [
+    ("0001-01-01T00:00:00+05:30", "valid date and time"),
+    ("1900-01-01T00:00:00+05:30", "more than 366 days ago"),
+])
+def test_impoundment_long_ago_is_refused(sessions, officers, virtual_clock, when, message):
+    with pytest.raises(Refused) as refused:
+        start(sessions, officers, when)
+    assert message in refused.value.message
+
+
+@pytest.mark.parametrize("text", ["1e3", "1E+1", "1_0", "١٢٣", "+12", "12.", ".5", "NaN", "0x10", "1,000"])
+def test_amounts_are_plain_decimals_only(text):
+    with pytest.raises(Refused):
+        parse_amount(text, "amount")
+
+
+def test_plain_amounts_are_read_exactly():
+    assert str(parse_amount(" 12000.5 ", "amount")) == "12000.50"
+    assert str(parse_amount(7, "amount")) == "7.00"
+
+
+def test_a_form_field_the_schema_does_not_have_is_refused(sessions, officers, virtual_clock):
+    case = start(sessions, officers)
+    virtual_clock.set(datetime.fromisoformat("2026-01-09T11:00:00+05:30"))
+    with pytest.raises(Refused) as refused:
+        uow.perform(sessions, "publish_notice", tasks.act, officers["secretary"], case.id, "ut_publish_notice",
+                    {"objection_period_days": 30, "full_price": "12000", "x": 1})
+    assert "no field x" in refused.value.message
+    with pytest.raises(Refused) as refused:
+        uow.perform(sessions, "publish_notice", tasks.act, officers["secretary"], case.id, "ut_publish_notice",
+                    {"objection_period_days": 30, "full_price": 12000.5})
+    assert "as text" in refused.value.message
+
+
+def test_a_timer_due_when_the_case_starts_is_recorded(sessions, officers, virtual_clock):
+    """A case recorded after its release window passed: the timer fires at once and is in the history."""
+    virtual_clock.set(IMPOUNDED + timedelta(days=5))
+    case = start(sessions, officers)
+    with sessions() as session:
+        firings = session.query(TimerFiring).filter_by(case_id=case.id).all()
+        assert [(f.element_id, f.due_at.isoformat()) for f in firings] == [
+            ("bt_release_window", "2026-01-08T18:30:00+00:00")]
+        assert firings[0].lateness_seconds == pytest.approx((clock.now() - firings[0].due_at).total_seconds())
+        names = [(e.kind, e.name) for e in cases.history(session, case)]
+    assert ("timer", "Release window ends (3 days)") in names
+
+
+def test_simulate_refuses_a_bad_tariff_as_an_invalid_file(tmp_path):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text("""name: bad
+tariff:
+  cow: {fine: "-500", feeding_per_day: "60.00"}
+case:
+  impounded_at: 2026-01-05T10:00:00+05:30
+  place_seized: A
+  place_impounded: B
+  nearest_village: C
+  animals:
+    - {species: cow, description: x}
+steps: []
+expect: {outcome: eaten}
+""")
+    result = CliRunner().invoke(main, ["simulate", str(scenario)])
+    assert result.exit_code == 2
+    assert "tariff.cow: fine: an amount cannot be negative" in result.output
+
+
+def test_serve_on_a_busy_port_says_so(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "--port", str(port), "--no-worker",
+                                           "--database", f"sqlite:///{tmp_path / 'x.db'}"])
+    assert result.exit_code == 2
+    assert f"cannot serve on 127.0.0.1:{port}" in result.output
