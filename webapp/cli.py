@@ -132,7 +132,8 @@ def simulate(scenario: str, as_json: bool, database_url: str | None) -> None:
     else:
         click.echo(f"scenario {parsed.name}")
         for event in outcome.timeline:
-            click.echo(f"  {event['at']}  {event['kind']:<12} {event['name']}  [{event['actor']}]")
+            note = f" — {event['message']}" if event.get("message") else ""
+            click.echo(f"  {event['at']}  {event['kind']:<12} {event['name']}  [{event['actor']}]{note}")
         result = {k: v for k, v in outcome.result.items() if k != "timeline"}
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     for line in outcome.mismatches:

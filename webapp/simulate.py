@@ -9,6 +9,7 @@ timer until the case ends or only an officer can move it. Exit status: 0 every e
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -429,8 +430,14 @@ def _timeline(session, case: Case, tz: str) -> list[dict[str, Any]]:
     from zoneinfo import ZoneInfo
     # at one instant, a timer comes before what its firing caused
     ordered = sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id))
-    return [{"at": e.at.astimezone(ZoneInfo(tz)).isoformat(), "kind": e.kind, "name": e.name,
-             "actor": e.actor_role or "timer"} for e in ordered]
+    timeline = []
+    for e in ordered:
+        entry = {"at": e.at.astimezone(ZoneInfo(tz)).isoformat(timespec="seconds"), "kind": e.kind, "name": e.name,
+                 "actor": e.actor_role or "timer"}
+        if e.kind == "refusal":
+            entry["message"] = json.loads(e.detail_json or "{}").get("message")
+        timeline.append(entry)
+    return timeline
 
 
 def _same(expected: Any, actual: Any) -> bool:

@@ -62,7 +62,8 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
                     {"bidder": "Harish", "amount": "4500.00"})
         _advance(sessions, virtual, now)
     return ["demo Panchayat RMP (Rampura) with users " + ", ".join(u for u, _, _ in DEMO_USERS),
-            "demo cases: one impounded four days ago, one with its notice running"]
+            "demo cases: one impounded four days ago (the secretary publishes its notice), one with its notice "
+            "running and its auction closed unsold (the sarpanch decides)"]
 
 
 def _advance(sessions: sessionmaker[Session], virtual: clock.VirtualClock, until: datetime) -> None:
