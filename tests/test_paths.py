@@ -653,7 +653,8 @@ def test_stale_lock_version_is_a_conflict(drive):
                     expected_lock_version=seen)
 
 
-def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
+def sold_with_objection_and_notice_timer_due(drive):
+    """One cow sold at full price on 01-09, Objector Q's claim open, the notice timer just due (02-09)."""
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
@@ -662,6 +663,10 @@ def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
     drive.move("2026-01-20T11:00:00+05:30")
     drive.object("Objector Q")
     drive.move(ist_midnight("2026-02-09") + timedelta(seconds=5))
+
+
+def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
+    sold_with_objection_and_notice_timer_due(drive)
 
     def worker_pass(session, case_id):
         loaded = session.get(Case, case_id)  # the worker loaded the case ...
@@ -678,14 +683,7 @@ def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
 
 
 def test_officer_loses_race_to_the_worker_and_can_retry(drive):
-    drive.start(ONE_COW)
-    drive.fire_past(ist_midnight("2026-01-09"))
-    publish(drive)
-    drive.move("2026-01-09T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "B", "amount": "12000"})
-    drive.move("2026-01-20T11:00:00+05:30")
-    drive.object("Objector Q")
-    drive.move(ist_midnight("2026-02-09") + timedelta(seconds=5))
+    sold_with_objection_and_notice_timer_due(drive)
     sarpanch = drive.officers["sarpanch"]
 
     def officer_submits(session, user, case_id):
