@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Set up what the tests need, run every scenario through the CLI, then the whole pytest suite.
+# Set up what the tests need, lint, run every scenario through the CLI, then the whole pytest suite
+# on SQLite and, where PostgreSQL answers (127.0.0.1:5432 on the development and CI machines),
+# again on PostgreSQL (each test in a schema of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
@@ -8,4 +10,14 @@ for scenario in tests/scenarios/*.yaml; do
   .venv/bin/rule130 simulate "$scenario" >/dev/null || { echo "scenario failed: $scenario" >&2; exit 1; }
 done
 echo "all scenarios pass through 'rule130 simulate'"
-exec .venv/bin/python -m pytest "$@"
+
+PG_URL="${RULE130_TEST_POSTGRES:-postgresql://postgres@127.0.0.1:5432/test}"
+if .venv/bin/python -c "import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()" "$PG_URL" 2>/dev/null; then
+  echo "== the suite on SQLite"
+  env -u RULE130_TEST_POSTGRES .venv/bin/python -m pytest "$@"
+  echo "== the suite on PostgreSQL ($PG_URL)"
+  RULE130_TEST_POSTGRES="$PG_URL" exec .venv/bin/python -m pytest "$@"
+else
+  echo "PostgreSQL does not answer at $PG_URL: the suite runs on SQLite only"
+  exec .venv/bin/python -m pytest "$@"
+fi

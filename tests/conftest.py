@@ -3,10 +3,13 @@ a Panchayat with one officer per role, a virtual clock, and a Flask app and clie
 
 from __future__ import annotations
 
+import os
+import uuid
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from webapp import clock
 from webapp.services import repository, users
@@ -17,11 +20,28 @@ PASSWORD = "correct horse battery"
 FAST_HASH = "pbkdf2:sha256:1000"  # test users: scrypt's cost per user would dominate the suite
 
 
+POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")  # e.g. postgresql://postgres@127.0.0.1:5432/test
+
+
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'test.db'}"
+def database_url(tmp_path: Path):
+    """A fresh, migrated database per test: SQLite in tmp_path, or with RULE130_TEST_POSTGRES set, a
+    schema of its own in that PostgreSQL database (dropped afterwards)."""
+    if not POSTGRES:
+        url = f"sqlite:///{tmp_path / 'test.db'}"
+        db.upgrade(url)
+        yield url
+        return
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin = db.make_engine(POSTGRES)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
     db.upgrade(url)
-    return url
+    yield url
+    with admin.begin() as connection:
+        connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
 
 
 @pytest.fixture
