@@ -1,0 +1,47 @@
+"""The timer worker loop: it fires an overdue timer on its own, once, and a second worker is refused."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+
+import pytest
+
+from webapp.services import cases, tasks, timers, uow
+from webapp.store.models import Case, TimerFiring
+
+
+def test_worker_fires_an_overdue_timer_once_and_records_its_lateness(sessions, officers, virtual_clock):
+    # Impounded on 2026-01-05 (virtual clock); the worker thread runs on the system clock (later), so
+    # the release window timer (00:00 IST of 01-09) is overdue, as after downtime.
+    case = uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                       impounded_at=datetime.fromisoformat("2026-01-05T10:00:00+05:30"), place_seized="Bhimpura",
+                       place_impounded="Kanji House", nearest_village="Bhimpura",
+                       animals=[{"species": "cow", "description": "brown cow"}])
+    stop = threading.Event()
+    worker = threading.Thread(target=timers.run_worker, args=(sessions, stop), kwargs={"max_sleep": 0.05})
+    worker.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with sessions() as session:
+                if session.query(TimerFiring).filter_by(case_id=case.id).count():
+                    break
+            time.sleep(0.05)
+        with pytest.raises(timers.LeaseHeld):
+            timers.acquire_lease(sessions, "another-host:1:1")
+        time.sleep(0.3)  # a few more passes: nothing fires twice
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive()
+    with sessions() as session:
+        firings = session.query(TimerFiring).filter_by(case_id=case.id).all()
+        assert [f.element_id for f in firings] == ["bt_release_window"]
+        assert firings[0].due_at.isoformat() == "2026-01-08T18:30:00+00:00"
+        assert firings[0].lateness_seconds > 0
+        stored = session.get(Case, case.id)
+        ready = [t.element_id for t in tasks.case_tasks(session, stored)]
+    assert ready == ["ut_publish_notice"]
+    timers.acquire_lease(sessions, "another-host:1:1")  # released when the worker stopped
