@@ -45,3 +45,20 @@ def test_worker_fires_an_overdue_timer_once_and_records_its_lateness(sessions, o
         ready = [t.element_id for t in tasks.case_tasks(session, stored)]
     assert ready == ["ut_publish_notice"]
     timers.acquire_lease(sessions, "another-host:1:1")  # released when the worker stopped
+
+
+def test_health_reports_the_database_and_an_overdue_timer(client, sessions, officers, virtual_clock):
+    healthy = client.get("/health")
+    assert healthy.status_code == 200
+    assert healthy.get_json() == {"status": "ok", "database": "ok", "overdue_cases": 0, "oldest_timer_lag_seconds": 0.0}
+    uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                impounded_at=datetime.fromisoformat("2026-01-05T10:00:00+05:30"), place_seized="Bhimpura",
+                place_impounded="Kanji House", nearest_village="Bhimpura",
+                animals=[{"species": "cow", "description": "brown cow"}])
+    virtual_clock.set(datetime.fromisoformat("2026-01-09T00:10:00+05:30"))  # 10 minutes past the release timer
+    late = client.get("/health")
+    assert late.status_code == 503
+    assert late.get_json()["overdue_cases"] == 1
+    assert late.get_json()["oldest_timer_lag_seconds"] == 600.0
+    timers.fire_due(sessions)
+    assert client.get("/health").status_code == 200

@@ -130,3 +130,17 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
     finally:
         release_lease(sessions, holder)
         log.info("timer worker %s stopped", holder)
+
+
+def overdue(session: Session, now: datetime, grace_seconds: float = 5.0) -> tuple[int, float]:
+    """Running cases whose next timer is overdue by more than ``grace_seconds``, and the largest lag.
+
+    Returns:
+        (how many cases, the oldest lag in seconds; 0.0 when none) — what the health check reports.
+    """
+    limit = now - timedelta(seconds=grace_seconds)
+    rows = list(session.scalars(select(Case.next_timer_due).where(
+        Case.status == "running", Case.next_timer_due.is_not(None), Case.next_timer_due < limit)))
+    if not rows:
+        return 0, 0.0
+    return len(rows), max((now - due).total_seconds() for due in rows)

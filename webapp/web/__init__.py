@@ -6,10 +6,11 @@ from flask import Flask
 
 
 def register(app: Flask) -> None:
-    from . import api, auth, diagrams, errors, officer, public
+    from . import api, auth, diagrams, errors, officer, ops, public
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)
     app.register_blueprint(public.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(diagrams.bp)
+    app.register_blueprint(ops.bp)
     errors.register(app)
