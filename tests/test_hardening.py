@@ -112,3 +112,18 @@ def test_serve_on_a_busy_port_says_so(tmp_path):
                                            "--database", f"sqlite:///{tmp_path / 'x.db'}"])
     assert result.exit_code == 2
     assert f"cannot serve on 127.0.0.1:{port}" in result.output
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "9" * 30])
+def test_posted_numbers_that_are_not_plain_ids_get_no_500(client, sessions, virtual_clock, value):
+    from .test_web_pages import login, pass_release_window, start_case_on_page, task_link
+
+    case_id = start_case_on_page(client, virtual_clock)
+    assert client.post(f"/cases/{case_id}/animal-events", data={"kind": "death", "animal": value}).status_code == 422
+    pass_release_window(sessions, virtual_clock)
+    login(client, "sec")
+    link = task_link(client, "Publish notice")
+    response = client.post(link, data={"lock_version": value, "objection_period_days": "30", "full_price": "x"})
+    assert response.status_code == 422
+    assert client.post("/inbox/read", data={"id": value}).status_code == 302
+    assert client.get(f"/processes/{value}/bpmn").status_code == 404

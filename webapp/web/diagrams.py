@@ -31,7 +31,8 @@ def bpmn_js(filename: str) -> Any:
 @bp.get("/processes/<int:version_id>/bpmn")
 @login_required
 def process_xml(version_id: int) -> Any:
-    version = db_session().get(ProcessVersion, version_id)
+    """The BPMN XML of a deployed version (404 when unknown or beyond a 64-bit id)."""
+    version = db_session().get(ProcessVersion, version_id) if version_id < 2**63 else None
     if version is None:
         abort(404)
     return Response(version.bpmn_xml, mimetype="application/xml")

@@ -94,9 +94,17 @@ def submitted_form(schema: dict | None) -> dict[str, Any]:
     return data
 
 
+def whole_number(raw: str) -> int | None:
+    """A posted id or count of ASCII digits that fits a 64-bit column, else None.
+
+    ``str.isdigit`` alone admits "²" (``int`` then raises) and ids the database cannot hold
+    (SQLite raises OverflowError): either would be a 500 instead of a plain refusal.
+    """
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
+
+
 def _lock_version() -> int | None:
-    raw = request.form.get("lock_version", "")
-    return int(raw) if raw.isdigit() else None
+    return whole_number(request.form.get("lock_version", ""))
 
 
 # -- my tasks and a task ----------------------------------------------------------------------------
@@ -294,7 +302,7 @@ def record_animal_event(case_id: int) -> Any:
     """The pound keeper records that an animal died or escaped today."""
     kind = request.form.get("kind", "")
     raw = request.form.get("animal", "")
-    position = int(raw) if raw.isdigit() else None
+    position = whole_number(raw)
     what = {"death": "death", "escape": "escape"}.get(kind, kind)
     return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
                      done=f"The {what} of animal {raw} was recorded.", values={"kind": kind, "animal": raw})
@@ -326,7 +334,7 @@ def inbox_read() -> Any:
     """Mark one notification (``id``) or all of them (``all``) read."""
     user = me()
     raw = request.form.get("id", "")
-    notification_id = int(raw) if raw.isdigit() else None
+    notification_id = whole_number(raw)
     if notification_id is None and not request.form.get("all"):
         flash("Choose a notification to mark as read.", "error")
         return redirect(url_for("officer.inbox"))
