@@ -12,6 +12,8 @@ from webapp.casefile import CaseFile
 
 
 class Ledger(Protocol):
+    """What a handler may do with the case ledger (:class:`webapp.services.ledger.CaseLedger`)."""
+
     def post(self, from_account: str, to_account: str, amount: Decimal, *, kind: str, clause: str,
              memo: str = "") -> None: ...
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
+from uuid import UUID
 
 from SpiffWorkflow.bpmn.exceptions import WorkflowTaskException
 from SpiffWorkflow.bpmn.serializer import BpmnWorkflowSerializer
@@ -147,6 +148,7 @@ def armed_timers(workflow: BpmnWorkflow) -> list[ArmedTimer]:
 
 
 def next_timer_due(workflow: BpmnWorkflow) -> datetime | None:
+    """The due instant of the earliest armed timer (aware, UTC), or None when none is armed."""
     timers = armed_timers(workflow)
     return timers[0].due if timers else None
 
@@ -158,7 +160,7 @@ def ready_user_tasks(workflow: BpmnWorkflow) -> list[Any]:
 
 def form_name(task: Any) -> str | None:
     """The JSON Schema form file the user task names (spiffworkflow property)."""
-    return (task.task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
+    return spec_form_name(task.task_spec)
 
 
 def form_key(task: Any) -> str | None:
@@ -168,10 +170,11 @@ def form_key(task: Any) -> str | None:
 
 
 def find_task(workflow: BpmnWorkflow, task_id: str) -> Any | None:
-    from uuid import UUID
+    """The task of ``task_id`` (a UUID as text) in the instance; None for a malformed or unknown id
+    (SpiffWorkflow raises its own TaskNotFoundException for the latter)."""
     try:
         return workflow.get_task_from_id(UUID(str(task_id)))
-    except (ValueError, KeyError, Exception):
+    except Exception:
         return None
 
 
@@ -185,6 +188,7 @@ def task_spec_by_id(parsed: ParsedProcess, bpmn_id: str) -> Any | None:
 
 
 def spec_form_name(task_spec: Any) -> str | None:
+    """The JSON Schema form file (e.g. ``record_bid.json``) a user task spec names, or None."""
     return (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
 
 
@@ -275,7 +279,3 @@ def deliver_message(workflow: BpmnWorkflow, name: str, payload: dict[str, Any]) 
     workflow.refresh_timers()
     workflow.do_engine_steps()
     workflow.send_event(BpmnEvent(MessageEventDefinition(name), payload=payload))
-
-
-def utc(instant: datetime) -> datetime:
-    return instant.astimezone(timezone.utc)

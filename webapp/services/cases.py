@@ -48,6 +48,8 @@ class CaseRun:
             self.wf = runtime.load_state(case.state_json, self.loaded.parsed, self.call_handler)
 
     def call_handler(self, task: Any, name: str, params: dict[str, Any]) -> Any:
+        """Run the handler registered as ``name`` for service task ``task`` with the diagram's
+        ``params``; its dict goes to the task's result variable. Raises what the handler raises."""
         fn = handlers.get(name)
         self.ledger.element_id = task.task_spec.bpmn_id
         ctx = HandlerContext(case_file=self.cf, now=clock.now(), ledger=self.ledger, notify=self.notify,
@@ -55,12 +57,15 @@ class CaseRun:
         return fn(ctx, **params)
 
     def notify(self, roles: list[str], template: str, **params: str) -> None:
+        """Notify the officers of ``roles`` in the case's scope and record it in the history."""
         self._sync_columns()
         rows = notifications.notify(self.session, self.case, roles, template, **params)
         self.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
     def event(self, kind: str, name: str, *, element_id: str | None = None, actor_role: str | None = None,
               detail: dict | None = None, at: datetime | None = None) -> None:
+        """Add one history row (``at`` defaults to the clock's now; timers and notifications
+        carry no acting user)."""
         self.session.add(CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,
                                    element_id=element_id, actor_role=actor_role,
                                    actor_user_id=(self.user.id if self.user and kind not in ("timer", "notification")
@@ -378,6 +383,9 @@ def transfer_lock_until(cf: CaseFile) -> date | None:
 
 
 def deadlines(cf: CaseFile) -> dict[str, date | None]:
+    """The legal last days (local dates; None while not yet known): release window (the day before
+    its timer's instant, else impoundment + 3), objections (Rule 130(a)), the first auction (b),
+    appeal (e) proviso, and the transfer lock of (b)(i)."""
     release = cf.timers.get("bt_release_window")
     return {
         "release_last_day": (legal_time.day_before_instant(release, cf.timezone) if release

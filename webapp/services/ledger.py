@@ -59,6 +59,7 @@ class CaseLedger:
 
 
 def entries(session: Session, case_id: int) -> list[LedgerEntry]:
+    """Every ledger entry of the case, in the order posted (amounts in rupees, Decimal)."""
     return list(session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case_id).order_by(LedgerEntry.id)))
 
 

@@ -49,11 +49,13 @@ def notify(session: Session, case: Case, roles: list[str], template: str, **para
 
 
 def inbox(session: Session, user: User, limit: int = 100) -> list[Notification]:
+    """The user's notifications, newest first (at most ``limit``)."""
     return list(session.scalars(select(Notification).where(Notification.user_id == user.id)
                                 .order_by(Notification.created_at.desc(), Notification.id.desc()).limit(limit)))
 
 
 def unread_count(session: Session, user: User) -> int:
+    """How many of the user's notifications are unread."""
     return session.scalar(select(func.count()).select_from(Notification)
                           .where(Notification.user_id == user.id, Notification.read_at.is_(None))) or 0
 

@@ -26,6 +26,7 @@ CHECKS: dict[str, Check] = {}
 
 
 def check(form_key: str) -> Callable[[Check], Check]:
+    """Register the decorated function as the rule check of form ``form_key`` (see :func:`clean`)."""
     def register(fn: Check) -> Check:
         CHECKS[form_key] = fn
         return fn

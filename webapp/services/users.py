@@ -100,6 +100,7 @@ def create_token(session: Session, username: str) -> str:
 
 
 def user_for_token(session: Session, token: str) -> User | None:
+    """The active user a bearer token belongs to (looked up by its SHA-256), else None."""
     row = session.scalar(select(ApiToken).where(ApiToken.token_hash == _digest(token)))
     if row is None:
         return None
