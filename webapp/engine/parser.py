@@ -5,13 +5,19 @@ to SpiffWorkflow's parser with BPMN 2.0 + spiffworkflow XSD validation, on a fre
 time (SPIFFWORKFLOW.md, "Parsing": a parser that once raised may return a truncated spec later).
 The project's own rules follow: every user task sits in a lane that is a role and names a form
 that exists and is a valid JSON Schema; every service task names a registered handler; every
-expression passes the sandbox; every exclusive gateway has a default or conditions on all flows.
+expression passes the sandbox; every exclusive gateway has a default or conditions on all flows;
+every timer computes its instant with ``period_end(event, days, timezone)`` (Rule 2, calendar days)
+and the objection period is never below 30 days (Rule 130(a)); no event-based gateway waits on two
+timers (a SpiffWorkflow 3.2.0 bug); every flow node's documentation begins with its clause.
+:func:`verdict` runs the same pipeline over any BPMN file (the corpus of other tools' diagrams).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -29,6 +35,11 @@ ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiv
 FORM_PROPERTY = "formJsonSchemaFilename"
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 NS = {"bpmn": BPMN_NS, "spiffworkflow": "http://spiffworkflow.org/bpmn/schema/1.0/core"}
+CLAUSE_PREFIXES = ("Rule 130", "Rule 2", "reading:")
+MIN_OBJECTION_DAYS = 30
+OBJECTION_TIMER = "n_ice_period_ends"
+NOTICE_FORM = "publish_notice.schema.json"
+USE_PERIOD_END = "use period_end(event, days, timezone) (Rule 2: calendar days in the Panchayat's time zone)"
 
 
 @dataclass
@@ -114,14 +125,21 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
     """
     root = read_xml(bpmn_xml)
     parser = SpiffBpmnParser(validator=VALIDATOR)
+    # Checks on the XML alone that SpiffWorkflow would stop at one by one, naming no element or
+    # with a message an administrator cannot act on: report them all, before SpiffWorkflow's parser.
+    structural = _check_data_stores(root, parser) + _check_exclusive_gateways(root)
+    if structural:
+        raise InvalidDiagram(f"{len(structural)} problem(s) stop this diagram from running",
+                             [str(p) for p in structural])
     try:
         parser.add_bpmn_xml(etree.ElementTree(root), filename=filename)
         spec = parser.get_spec(process_id)
         subprocess_specs = parser.get_subprocess_specs(process_id)
     except ValidationException as error:
         line = error.line_number or _line_of(root, getattr(error, "id", None))
+        message = _ELEMENT_REPR.sub(lambda m: m.group(1), " ".join(str(error).split()))
         raise InvalidDiagram("the diagram is not valid BPMN",
-                             [str(Problem(str(error).splitlines()[0], getattr(error, "id", None) or None, line))]) from None
+                             [str(Problem(message, getattr(error, "id", None) or None, line))]) from None
     except etree.XMLSyntaxError as error:
         raise InvalidDiagram(f"the file is not well-formed XML: {error}") from None
     except Exception as error:  # SpiffWorkflow raises plain exceptions for some malformed input
@@ -138,6 +156,48 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
     forms = {name: forms[name] for name in sorted(named) if name in forms}
     return ParsedProcess(process_id, spec, subprocess_specs, forms, bpmn_xml, content_hash(bpmn_xml, forms),
                          [p for p in problems if p.severity != "error"])
+
+
+_ELEMENT_REPR = re.compile(r"<Element \{[^}]*\}(\w+) at 0x[0-9a-fA-F]+>")
+
+
+def _check_data_stores(root: etree._Element, parser: SpiffBpmnParser) -> list[Problem]:
+    """Data stores SpiffWorkflow cannot implement (it would stop at the first, naming no element)."""
+    known = set(getattr(parser, "DATA_STORE_CLASSES", {}) or {})
+    return [Problem(f"data store {' '.join((store.get('name') or '').split())!r} has no implementation in the "
+                    "engine; remove it and its references (keep the data in a form or a task variable)",
+                    store.get("id"), store.sourceline)
+            for store in root.iter(f"{{{BPMN_NS}}}dataStore") if store.get("name") not in known]
+
+
+def verdict(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[str] | None) -> tuple[bool, list[str]]:
+    """Run the validation pipeline over any BPMN file and say whether it could be deployed.
+
+    The process is picked here: the first process with ``isExecutable="true"``, else the first process.
+
+    Returns:
+        (deployable, problems): problems are ``str(Problem)`` lines, errors first, then warnings.
+    """
+    try:
+        root = read_xml(bpmn_xml)
+    except InvalidDiagram as error:
+        return False, [str(Problem(p)) for p in error.problems]
+    processes = root.findall(f"{{{BPMN_NS}}}process")
+    if not processes:
+        return False, [str(Problem("the file has no process"))]
+    executable = [p for p in processes if p.get("isExecutable") == "true"]
+    chosen = (executable or processes)[0]
+    process_id = chosen.get("id") or ""
+    lead: list[str] = []
+    if not executable:
+        lead.append(str(Problem('no executable process: mark the process to run with isExecutable="true"',
+                                process_id, chosen.sourceline)))
+    try:
+        parsed = parse_process(bpmn_xml, forms, process_id, handler_names=handler_names)
+    except InvalidDiagram as error:
+        problems = [p for p in error.problems if not (lead and p.rstrip(". ").endswith("is not executable"))]
+        return False, lead + problems
+    return not lead, lead + [str(p) for p in parsed.warnings]
 
 
 def _form_of(task_spec: Any) -> str | None:
@@ -172,7 +232,10 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
         line = _line_of(root, bpmn_id)
         kind = task_spec.__class__.__name__
         if kind == "UserTask":
-            if task_spec.lane not in ROLES:
+            if task_spec.lane is None:
+                problems.append(Problem(f"user task has no lane; put it in the lane of the role that does it "
+                                        f"({', '.join(ROLES)})", bpmn_id, line))
+            elif task_spec.lane not in ROLES:
                 problems.append(Problem(f"user task is in lane {task_spec.lane!r}, which is not a role "
                                         f"({', '.join(ROLES)})", bpmn_id, line))
             form = (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
@@ -183,13 +246,22 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
         if kind == "ServiceTask" and handlers is not None and task_spec.operation_name not in handlers:
             problems.append(Problem(f"service task calls {task_spec.operation_name!r}, which is not a registered "
                                     "handler", bpmn_id, line))
-        if not (task_spec.description or "").strip() and not _documentation(root, bpmn_id):
-            problems.append(Problem("flow node has no documentation naming its clause", bpmn_id, line, "warning"))
+        documentation = _documentation(root, bpmn_id).strip()
+        if not documentation:
+            problems.append(Problem("flow node has no documentation; begin it with its clause "
+                                    "('Rule 130(a)', 'Rule 2 (day)', or 'reading: ...')", bpmn_id, line, "warning"))
+        elif not documentation.startswith(CLAUSE_PREFIXES):
+            problems.append(Problem("documentation does not begin with its clause; start it with 'Rule 130', "
+                                    "'Rule 2' or 'reading:'", bpmn_id, line, "warning"))
     for name, schema in forms.items():
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as error:
             problems.append(Problem(f"form {name} is not a valid JSON Schema: {error.message}"))
+    if NOTICE_FORM in forms:
+        problems += _check_notice_form(forms[NOTICE_FORM])
+    problems += _check_timers(root)
+    problems += _check_event_gateways(root)
     for node in root.iter(f"{{{BPMN_NS}}}conditionExpression", f"{{{BPMN_NS}}}timeDate",
                           f"{{{BPMN_NS}}}timeDuration", f"{{{BPMN_NS}}}timeCycle", f"{{{BPMN_NS}}}script"):
         owner = node.getparent()
@@ -202,6 +274,116 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
             problems.append(Problem(f"expression refused by the sandbox: {error}",
                                     owner.get("id") if owner is not None else None, node.sourceline))
     return problems
+
+
+def _check_notice_form(schema: Any) -> list[Problem]:
+    """The notice form keeps the 30-day minimum on the objection period (Rule 130(a))."""
+    field_schema = ((schema or {}).get("properties") or {}).get("objection_period_days") \
+        if isinstance(schema, dict) else None
+    minimum = field_schema.get("minimum") if isinstance(field_schema, dict) else None
+    if isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or minimum < MIN_OBJECTION_DAYS:
+        return [Problem(f'form {NOTICE_FORM} must keep "minimum": {MIN_OBJECTION_DAYS} or more on '
+                        f"objection_period_days (found {minimum!r}): the objection period can never be below "
+                        f"{MIN_OBJECTION_DAYS} days (Rule 130(a))")]
+    return []
+
+
+def _int_constant(node: ast.expr) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_constant(node.operand)
+        return -value if value is not None else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _check_timers(root: etree._Element) -> list[Problem]:
+    """Every timer is ``period_end(event, days, timezone)`` in a timeDate; Rule 130(a) periods >= 30 days."""
+    problems: list[Problem] = []
+    for definition in root.iter(f"{{{BPMN_NS}}}timerEventDefinition"):
+        event = definition.getparent()
+        event_id = event.get("id") if event is not None else None
+        line = definition.sourceline
+        expressions = [c for c in definition if isinstance(c.tag, str)
+                       and etree.QName(c).localname in ("timeDate", "timeDuration", "timeCycle")]
+        if not expressions:
+            problems.append(Problem(f"timer has no expression; {USE_PERIOD_END} in a timeDate", event_id, line))
+            continue
+        node = expressions[0]
+        source = (node.text or "").strip()
+        line = node.sourceline
+        kind = etree.QName(node).localname
+        if kind != "timeDate":
+            problems.append(Problem(f"timer uses {kind} {source!r}; {USE_PERIOD_END} in a timeDate", event_id, line))
+            continue
+        try:
+            tree = ast.parse(source, mode="eval").body
+        except SyntaxError:
+            tree = None
+        if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "period_end"
+                and len(tree.args) == 3 and not tree.keywords):
+            problems.append(Problem(f"timer expression {source!r} is not a legal period; {USE_PERIOD_END}",
+                                    event_id, line))
+            continue
+        days_node, zone_node = tree.args[1], tree.args[2]
+        if not (isinstance(zone_node, ast.Name) and zone_node.id == "timezone"):
+            problems.append(Problem(f"timer expression {source!r} must pass timezone (the Panchayat's time "
+                                    f"zone) as the third argument; {USE_PERIOD_END}", event_id, line))
+        days = _int_constant(days_node)
+        mentions_130a = "Rule 130(a)" in _own_documentation(event)
+        if days is not None and days < 0:
+            problems.append(Problem(f"timer expression {source!r} has a negative number of days", event_id, line))
+        elif days is not None and days < MIN_OBJECTION_DAYS and (mentions_130a or event_id == OBJECTION_TIMER):
+            problems.append(Problem(f"timer expression {source!r}: the objection period can never be below "
+                                    f"{MIN_OBJECTION_DAYS} days (Rule 130(a))", event_id, line))
+        elif event_id == OBJECTION_TIMER and "objection_period_days" not in ast.unparse(days_node):
+            problems.append(Problem(f"timer expression {source!r}: the objection period must take its days from "
+                                    'the notice (notice["objection_period_days"]), never a constant', event_id, line))
+    return problems
+
+
+def _flows_from(root: etree._Element, node_id: str) -> list[etree._Element]:
+    return root.xpath("//bpmn:sequenceFlow[@sourceRef=$id]", id=node_id, namespaces=NS)
+
+
+def _check_exclusive_gateways(root: etree._Element) -> list[Problem]:
+    """An exclusive gateway that splits has a condition or is the default on every outgoing flow."""
+    problems: list[Problem] = []
+    for gateway in root.iter(f"{{{BPMN_NS}}}exclusiveGateway"):
+        flows = _flows_from(root, gateway.get("id") or "")
+        if len(flows) < 2:
+            continue
+        default = gateway.get("default")
+        missing = [f.get("id") for f in flows
+                   if f.get("id") != default and not (f.findtext(f"{{{BPMN_NS}}}conditionExpression") or "").strip()]
+        if missing:
+            problems.append(Problem(f"exclusive gateway has outgoing flow(s) {', '.join(missing)} with no condition; "
+                                    "give each a condition or make one the gateway's default flow",
+                                    gateway.get("id"), gateway.sourceline))
+    return problems
+
+
+def _check_event_gateways(root: etree._Element) -> list[Problem]:
+    """No event-based gateway waits on two timers (SpiffWorkflow 3.2.0 uses the first timer's instant for both)."""
+    problems: list[Problem] = []
+    for gateway in root.iter(f"{{{BPMN_NS}}}eventBasedGateway"):
+        timers = []
+        for flow in _flows_from(root, gateway.get("id") or ""):
+            target = root.xpath("//*[@id=$id]", id=flow.get("targetRef") or "")
+            if target and target[0].find(f"{{{BPMN_NS}}}timerEventDefinition") is not None:
+                timers.append(target[0].get("id"))
+        if len(timers) >= 2:
+            problems.append(Problem(f"event-based gateway waits on {len(timers)} timers ({', '.join(timers)}); "
+                                    "SpiffWorkflow 3.2.0 would fire them all at the first timer's instant: keep "
+                                    "one timer behind the gateway and model the others apart",
+                                    gateway.get("id"), gateway.sourceline))
+    return problems
+
+
+def _own_documentation(element: etree._Element | None) -> str:
+    if element is None:
+        return ""
+    return " ".join(d.text or "" for d in element.findall(f"{{{BPMN_NS}}}documentation"))
 
 
 def _documentation(root: etree._Element, bpmn_id: str) -> str:

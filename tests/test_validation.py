@@ -1,0 +1,251 @@
+"""The project rules of the validation pipeline (repository.check, hence deploy and ``rule130 deploy``).
+
+Each rule test starts from the bundled diagram, changes one thing, and asserts the exact problem
+line (element id, line and message) and that a deploy is refused without storing a version.
+The corpus test runs the pipeline over the 21 BPMN MIWG reference diagrams (tests/corpus/README.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from sqlalchemy import func, select
+
+import handlers
+from webapp.engine.parser import USE_PERIOD_END, Problem, verdict
+from webapp.errors import InvalidDiagram
+from webapp.services import repository
+from webapp.store.models import ProcessVersion
+
+BPMN = "http://www.omg.org/spec/BPMN/20100524/MODEL"
+NS = {"bpmn": BPMN}
+CORPUS = Path(__file__).parent / "corpus" / "miwg-reference"
+RELEASE_TIMER = "period_end(impounded_at, 3, timezone)"
+OBJECTION_TIMER = 'period_end(notice["published_at"], notice["objection_period_days"], timezone)'
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    bpmn, forms = repository.read_bundled()
+    return bpmn.decode("utf-8"), forms
+
+
+def _line(text: str, element_id: str, child: str | None = None) -> int:
+    """The line of an element (or of its first descendant ``child``, e.g. ``timeDate``)."""
+    element = etree.fromstring(text.encode()).xpath("//*[@id=$id]", id=element_id)[0]
+    if child:
+        element = element.find(f".//bpmn:{child}", NS)
+    return element.sourceline
+
+
+def _versions(sessions) -> int:
+    with sessions() as session:
+        return session.scalar(select(func.count()).select_from(ProcessVersion))
+
+
+def _refused(sessions, text: str, forms: dict, expected: str) -> None:
+    """The check names ``expected`` as one of its problem lines, and deploy stores nothing."""
+    with pytest.raises(InvalidDiagram) as info:
+        repository.check(text.encode("utf-8"), forms)
+    assert expected in info.value.problems, info.value.problems
+    before = _versions(sessions)
+    with sessions() as session:
+        with pytest.raises(InvalidDiagram):
+            repository.deploy(session, text.encode("utf-8"), forms, "tests")
+        session.rollback()
+    assert _versions(sessions) == before
+
+
+def test_the_bundled_diagram_passes_with_no_warnings(bundled):
+    text, forms = bundled
+    assert repository.check(text.encode("utf-8"), forms).warnings == []
+    assert verdict(text.encode("utf-8"), forms, handlers.names()) == (True, [])
+
+
+# -- 1. timers: period_end(event, days, timezone), Rule 130(a) at least 30 days ----------------------
+
+@pytest.mark.parametrize("expression", ['"P30D"', '"P29D"', "P3D", '"2026-01-08T18:30:00+00:00"',
+                                        "impounded_at", "period_end(impounded_at, 3)",
+                                        "legal_day_end(impounded_at, 3, timezone)"])
+def test_a_timer_that_is_not_period_end_is_refused(sessions, bundled, expression):
+    text, forms = bundled
+    bad = text.replace(RELEASE_TIMER, expression.replace('"', "&quot;"))
+    expected = Problem(f"timer expression {expression!r} is not a legal period; {USE_PERIOD_END}",
+                       "bt_release_window", _line(bad, "bt_release_window", "timeDate"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+def test_a_timer_duration_instead_of_a_date_is_refused(sessions, bundled):
+    text, forms = bundled
+    bad = text.replace(f'<bpmn:timeDate xsi:type="bpmn:tFormalExpression">{RELEASE_TIMER}</bpmn:timeDate>',
+                       '<bpmn:timeDuration xsi:type="bpmn:tFormalExpression">"P3D"</bpmn:timeDuration>')
+    expected = Problem(f"timer uses timeDuration '\"P3D\"'; {USE_PERIOD_END} in a timeDate",
+                       "bt_release_window", _line(bad, "bt_release_window", "timeDuration"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+def test_a_timer_must_use_the_panchayat_time_zone(sessions, bundled):
+    text, forms = bundled
+    expression = "period_end(impounded_at, 3, &quot;Asia/Kolkata&quot;)"
+    bad = text.replace(RELEASE_TIMER, expression)
+    expected = Problem("timer expression 'period_end(impounded_at, 3, \"Asia/Kolkata\")' must pass timezone "
+                       f"(the Panchayat's time zone) as the third argument; {USE_PERIOD_END}",
+                       "bt_release_window", _line(bad, "bt_release_window", "timeDate"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+def test_an_objection_period_below_30_days_is_refused(sessions, bundled):
+    text, forms = bundled
+    assert OBJECTION_TIMER in text
+    bad = text.replace(OBJECTION_TIMER, 'period_end(notice["published_at"], 29, timezone)')
+    expected = Problem("timer expression 'period_end(notice[\"published_at\"], 29, timezone)': the objection "
+                       "period can never be below 30 days (Rule 130(a))",
+                       "n_ice_period_ends", _line(bad, "n_ice_period_ends", "timeDate"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+def test_the_objection_period_takes_its_days_from_the_notice_never_a_constant(sessions, bundled):
+    text, forms = bundled
+    bad = text.replace(OBJECTION_TIMER, 'period_end(notice["published_at"], 30, timezone)')
+    expected = Problem("timer expression 'period_end(notice[\"published_at\"], 30, timezone)': the objection "
+                       'period must take its days from the notice (notice["objection_period_days"]), never a '
+                       "constant", "n_ice_period_ends", _line(bad, "n_ice_period_ends", "timeDate"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+def test_any_timer_documented_as_rule_130a_keeps_the_30_day_minimum(sessions, bundled):
+    text, forms = bundled
+    root = etree.fromstring(text.encode())
+    event = root.xpath("//*[@id='bt_auction_closes']")[0]
+    doc = event.find("bpmn:documentation", NS)
+    doc.text = "Rule 130(a) with Rule 2 (day): " + doc.text
+    bad = etree.tostring(root, encoding="unicode")
+    expected = Problem("timer expression 'period_end(notice[\"auction_opened_at\"], 2, timezone)': the objection "
+                       "period can never be below 30 days (Rule 130(a))",
+                       "bt_auction_closes", _line(bad, "bt_auction_closes", "timeDate"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+@pytest.mark.parametrize("minimum", [29, 0, None])
+def test_the_notice_form_keeps_a_30_day_minimum(sessions, bundled, minimum):
+    text, forms = bundled
+    forms = copy.deepcopy(forms)
+    field = forms["publish_notice.schema.json"]["properties"]["objection_period_days"]
+    assert field["minimum"] == 30
+    if minimum is None:
+        del field["minimum"]
+    else:
+        field["minimum"] = minimum
+    expected = Problem(f'form publish_notice.schema.json must keep "minimum": 30 or more on objection_period_days '
+                       f"(found {minimum!r}): the objection period can never be below 30 days (Rule 130(a))")
+    _refused(sessions, text, forms, str(expected))
+
+
+# -- 2. exclusive gateways --------------------------------------------------------------------------
+
+def test_an_exclusive_gateway_with_a_flow_neither_conditioned_nor_default_is_refused(sessions, bundled):
+    text, forms = bundled
+    original = '<bpmn:exclusiveGateway id="gw_objections" name="Objections filed?" default="f_no_objection">'
+    assert original in text
+    bad = text.replace(original, '<bpmn:exclusiveGateway id="gw_objections" name="Objections filed?">')
+    expected = Problem("exclusive gateway has outgoing flow(s) f_no_objection with no condition; give each a "
+                       "condition or make one the gateway's default flow", "gw_objections",
+                       _line(bad, "gw_objections"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+# -- 3. event-based gateways ------------------------------------------------------------------------
+
+def test_an_event_based_gateway_with_two_timers_is_refused(sessions, bundled):
+    text, forms = bundled
+    original = '<bpmn:messageEventDefinition id="md_appeal_filed" messageRef="msg_appeal_filed"/>'
+    assert original in text
+    bad = text.replace(original, '<bpmn:timerEventDefinition id="td_second"><bpmn:timeDate '
+                                 'xsi:type="bpmn:tFormalExpression">period_end(impounded_at, 3, timezone)'
+                                 "</bpmn:timeDate></bpmn:timerEventDefinition>")
+    expected = Problem("event-based gateway waits on 2 timers (ice_appeal_window_ends, ice_appeal_filed); "
+                       "SpiffWorkflow 3.2.0 would fire them all at the first timer's instant: keep one timer "
+                       "behind the gateway and model the others apart", "egw_appeal", _line(bad, "egw_appeal"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+# -- 4. user tasks without a lane -------------------------------------------------------------------
+
+def test_a_user_task_with_no_lane_is_refused(sessions, bundled):
+    text, forms = bundled
+    original = "<bpmn:flowNodeRef>ut_order_stand</bpmn:flowNodeRef>"
+    assert text.count(original) == 1
+    bad = text.replace(original, "")
+    expected = Problem("user task has no lane; put it in the lane of the role that does it (pound_keeper, "
+                       "secretary, sarpanch, appellate_authority, receiving_officer)", "ut_order_stand",
+                       _line(bad, "ut_order_stand"))
+    _refused(sessions, bad, forms, str(expected))
+
+
+# -- 5. documentation names its clause (warnings) ---------------------------------------------------
+
+@pytest.mark.parametrize("documentation, message", [
+    (None, "flow node has no documentation; begin it with its clause ('Rule 130(a)', 'Rule 2 (day)', or "
+           "'reading: ...')"),
+    ("Wait for an appeal.", "documentation does not begin with its clause; start it with 'Rule 130', 'Rule 2' "
+                            "or 'reading:'"),
+])
+def test_documentation_that_does_not_name_its_clause_is_a_warning(bundled, documentation, message):
+    text, forms = bundled
+    root = etree.fromstring(text.encode())
+    doc = root.xpath("//*[@id='egw_appeal']/bpmn:documentation", namespaces=NS)[0]
+    if documentation is None:
+        doc.getparent().remove(doc)
+    else:
+        doc.text = documentation
+    changed = etree.tostring(root, encoding="unicode")
+    parsed = repository.check(changed.encode(), forms)
+    assert [str(w) for w in parsed.warnings] == [
+        str(Problem(message, "egw_appeal", _line(changed, "egw_appeal"), "warning"))]
+
+
+# -- 6. the corpus of other tools' diagrams ---------------------------------------------------------
+
+def test_the_corpus_is_complete_with_its_attribution():
+    assert len(list(CORPUS.glob("*.bpmn"))) == 21
+    assert "Creative Commons Attribution 3.0" in (CORPUS.parent / "README.md").read_text()
+
+
+def test_every_corpus_diagram_gets_a_verdict_naming_its_elements():
+    verdicts = {}
+    for path in sorted(CORPUS.glob("*.bpmn")):
+        data = path.read_bytes()
+        deployable, problems = verdict(data, {}, handlers.names())  # no exception may escape
+        assert deployable or problems, path.name
+        ids = set(etree.fromstring(data).xpath("//@id"))
+        for line in problems:
+            severity, _, rest = line.partition(": ")
+            assert severity in ("error", "warning"), line
+            element = rest.split(",")[0].split(":")[0]
+            assert element in ids, f"{path.name}: {line}"
+        verdicts[path.name] = (deployable, problems)
+    assert sum(deployable for deployable, _ in verdicts.values()) == 0
+    assert any("no executable process" in p for p in verdicts["A.1.0.bpmn"][1])
+    assert any("data store 'Bank System' has no implementation" in p for p in verdicts["C.5.0.bpmn"][1])
+    assert any(p.startswith("error: ServiceTask_GetCreditScore, line ") and "Service Task must have an operator"
+               in p for p in verdicts["C.9.0.bpmn"][1])
+    assert any("UserTask_CallCustomer" in p and "has no lane" in p for p in verdicts["C.9.1.bpmn"][1])
+
+
+def test_a_file_with_no_process_gets_a_verdict():
+    empty = (b'<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="' + BPMN.encode() +
+             b'" id="d" targetNamespace="t"/>')
+    assert verdict(empty, {}, handlers.names()) == (False, ["error: the file has no process"])
+    assert verdict(b"not xml", {}, handlers.names())[0] is False
+
+
+def test_verdict_reports_forms_of_the_bundled_diagram_when_they_are_missing(bundled):
+    text, _ = bundled
+    deployable, problems = verdict(text.encode(), {}, handlers.names())
+    assert not deployable
+    assert any(p.startswith("error: ut_publish_notice, line ") and "publish_notice.schema.json" in p
+               for p in problems), json.dumps(problems, indent=1)
