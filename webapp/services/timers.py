@@ -4,15 +4,24 @@ A case is due when ``next_timer_due`` (indexed) is at or before now; SpiffWorkfl
 only once the clock is strictly past its instant, so the worker looks for ``next_timer_due < now``.
 Each case fires in its own transaction with optimistic locking: an officer's act on the same
 case at the same moment makes one of the two retry, never lose an update.
+
+On SQLite one worker runs at a time (the ``timer-worker`` lease). On PostgreSQL any number of
+workers share the work: each claims one due case per transaction with ``SELECT ... FOR UPDATE
+SKIP LOCKED`` (earliest due first), fires it and commits; the row lock is the claim, so a worker
+that dies mid-case loses nothing (its transaction rolls back, the lock goes with it). PostgreSQL
+workers hold no global lease; each keeps a heartbeat row of its own in ``worker_lease``
+(``timer-worker/<hash>``), which the single-worker lease respects.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
 import threading
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,27 +33,49 @@ from . import cases, uow
 
 log = logging.getLogger("rule130.timers")
 LEASE_NAME = "timer-worker"
+SHARED_PREFIX = "timer-worker/"  # one heartbeat row per PostgreSQL worker
 LEASE_SECONDS = 30
+
+
+class FiredCase(NamedTuple):
+    """What one worker fired in one case (one transaction)."""
+
+    case_id: int
+    case_number: str
+    timers: tuple[str, ...]
+    worker: str = ""
+
+
+def dialect_name(sessions: sessionmaker[Session]) -> str:
+    """``sqlite`` or ``postgresql``: the dialect of the sessions' bind."""
+    with sessions() as session:
+        return session.get_bind().dialect.name
+
+
+def _due(now: datetime):
+    return select(Case).where(Case.status == "running", Case.next_timer_due.is_not(None), Case.next_timer_due < now)
 
 
 def due_case_ids(session: Session, now: datetime, limit: int = 100) -> list[int]:
     """Running cases whose next timer is due, earliest first."""
-    return list(session.scalars(select(Case.id).where(Case.status == "running", Case.next_timer_due.is_not(None),
-                                                      Case.next_timer_due < now)
-                                .order_by(Case.next_timer_due).limit(limit)))
+    return list(session.scalars(_due(now).with_only_columns(Case.id).order_by(Case.next_timer_due).limit(limit)))
 
 
-def _fire(session: Session, case_id: int) -> int:
-    case = session.get(Case, case_id)
-    if case is None or case.status != "running":
-        return 0
+def _run(session: Session, case: Case) -> tuple[str, ...]:
     run = cases.CaseRun(session, case, None)
     fired = run.run()
     run.save()
     for timer in fired:
         log.info("case %s: timer %s fired, due %s, late %.3f s", case.case_number, timer.bpmn_id,
                  timer.due.isoformat(), (clock.now() - timer.due).total_seconds())
-    return len(fired)
+    return tuple(timer.bpmn_id for timer in fired)
+
+
+def _fire(session: Session, case_id: int) -> int:
+    case = session.get(Case, case_id)
+    if case is None or case.status != "running":
+        return 0
+    return len(_run(session, case))
 
 
 def fire_case(sessions: sessionmaker[Session], case_id: int) -> int:
@@ -52,19 +83,82 @@ def fire_case(sessions: sessionmaker[Session], case_id: int) -> int:
     return uow.perform(sessions, "fire_timers", _fire, case_id)
 
 
-def fire_due(sessions: sessionmaker[Session], limit: int = 100) -> int:
-    """One pass of the worker: fire every due case (a conflicting case is retried next pass)."""
+def _fire_listed(session: Session, case_id: int) -> FiredCase | None:
+    case = session.get(Case, case_id)
+    if case is None or case.status != "running":
+        return None
+    return FiredCase(case.id, case.case_number, _run(session, case))
+
+
+def _claim_and_fire(session: Session, now: datetime, passed: frozenset[int], claimed: list[int]) -> FiredCase | None:
+    """Lock the earliest due case no other transaction holds (skip the locked ones), fire it.
+
+    The lock is held until the caller commits or rolls back: that is the claim.
+    """
+    query = _due(now).order_by(Case.next_timer_due, Case.id).limit(1).with_for_update(skip_locked=True)
+    if passed:
+        query = query.where(Case.id.not_in(passed))
+    case = session.scalars(query).first()
+    if case is None:
+        return None
+    claimed.append(case.id)
+    return FiredCase(case.id, case.case_number, _run(session, case))
+
+
+def _fire_due_sqlite(sessions: sessionmaker[Session], limit: int) -> list[FiredCase]:
     with sessions() as session:
         ids = due_case_ids(session, clock.now(), limit)
-    fired = 0
+    done: list[FiredCase] = []
     for case_id in ids:
         try:
-            fired += fire_case(sessions, case_id)
+            fired = uow.perform(sessions, "fire_timers", _fire_listed, case_id)
         except Conflict:
             log.info("case %s changed while its timers fired; retrying next pass", case_id)
         except Rule130Error as error:
             log.error("case %s: timer firing failed: %s", case_id, error.message)
-    return fired
+        else:
+            if fired is not None:
+                done.append(fired)
+    return done
+
+
+def _fire_due_claiming(sessions: sessionmaker[Session], limit: int) -> list[FiredCase]:
+    """PostgreSQL: claim and fire one case per transaction until none is due (or ``limit`` cases)."""
+    passed: set[int] = set()  # cases this pass has handled (fired, or failed: retried next pass)
+    done: list[FiredCase] = []
+    while len(passed) < limit:
+        claimed: list[int] = []
+        try:
+            fired = uow.perform(sessions, "fire_timers", _claim_and_fire, clock.now(), frozenset(passed), claimed)
+        except Conflict:
+            log.info("case %s changed while its timers fired; retrying next pass", claimed)
+        except Rule130Error as error:
+            log.error("case %s: timer firing failed: %s", claimed, error.message)
+        else:
+            if fired is None:
+                break
+            done.append(fired)
+        if not claimed:
+            break
+        passed.update(claimed)
+    return done
+
+
+def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100) -> list[FiredCase]:
+    """One pass of the worker: fire every due case, earliest first; what was fired, case by case.
+
+    On PostgreSQL each case is claimed with a row lock (cases locked by another worker or by an
+    officer's transaction are left to them or to the next pass); elsewhere the due cases are listed
+    and fired one by one. A conflicting case is retried next pass.
+    """
+    if dialect_name(sessions) == "postgresql":
+        return _fire_due_claiming(sessions, limit)
+    return _fire_due_sqlite(sessions, limit)
+
+
+def fire_due(sessions: sessionmaker[Session], limit: int = 100) -> int:
+    """One pass of the worker (see :func:`fire_due_cases`). Returns how many timers fired."""
+    return sum(len(fired.timers) for fired in fire_due_cases(sessions, limit))
 
 
 def next_due(sessions: sessionmaker[Session]) -> datetime | None:
@@ -82,18 +176,29 @@ def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 
 
+def _shared_name(holder: str) -> str:
+    return SHARED_PREFIX + hashlib.sha256(holder.encode()).hexdigest()[:24]
+
+
+def _live_others(session: Session, holder: str, now: datetime) -> list[WorkerLease]:
+    rows = session.scalars(select(WorkerLease).where(WorkerLease.expires_at > now, WorkerLease.holder != holder))
+    return [row for row in rows if row.name == LEASE_NAME or row.name.startswith(SHARED_PREFIX)]
+
+
 def acquire_lease(sessions: sessionmaker[Session], holder: str) -> None:
     """Take (or renew) the single-worker lease.
 
     Raises:
-        LeaseHeld: another live worker holds it (SQLite runs one worker at a time).
+        LeaseHeld: another live worker holds it, or a PostgreSQL worker is running (SQLite runs one
+            worker at a time).
     """
     with sessions() as session:
         now = clock.now()
+        others = _live_others(session, holder, now)
+        if others:
+            raise LeaseHeld(f"another timer worker ({others[0].holder}) is running until at least "
+                            f"{others[0].expires_at.isoformat()}")
         lease = session.get(WorkerLease, LEASE_NAME)
-        if lease is not None and lease.holder != holder and lease.expires_at > now:
-            raise LeaseHeld(f"another timer worker ({lease.holder}) is running until at least "
-                            f"{lease.expires_at.isoformat()}")
         if lease is None:
             session.add(WorkerLease(name=LEASE_NAME, holder=holder, expires_at=now + timedelta(seconds=LEASE_SECONDS)))
         else:
@@ -109,26 +214,65 @@ def release_lease(sessions: sessionmaker[Session], holder: str) -> None:
             session.commit()
 
 
-def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sleep: float = 1.0) -> None:
-    """Fire due timers until ``stop`` is set; sleep until the next due instant (at most ``max_sleep`` s).
+def join_workers(sessions: sessionmaker[Session], holder: str) -> None:
+    """PostgreSQL: register (or renew) this worker's heartbeat row; several workers may run.
 
     Raises:
-        LeaseHeld: another worker is running (checked before the first pass).
+        LeaseHeld: a live single-worker lease is held by someone else.
+    """
+    with sessions() as session:
+        now = clock.now()
+        lease = session.get(WorkerLease, LEASE_NAME)
+        if lease is not None and lease.holder != holder and lease.expires_at > now:
+            raise LeaseHeld(f"a single timer worker ({lease.holder}) holds the lease until at least "
+                            f"{lease.expires_at.isoformat()}")
+        name = _shared_name(holder)
+        row = session.get(WorkerLease, name)
+        if row is None:
+            session.add(WorkerLease(name=name, holder=holder, expires_at=now + timedelta(seconds=LEASE_SECONDS)))
+        else:
+            row.holder, row.expires_at = holder, now + timedelta(seconds=LEASE_SECONDS)
+        session.commit()
+
+
+def leave_workers(sessions: sessionmaker[Session], holder: str) -> None:
+    with sessions() as session:
+        row = session.get(WorkerLease, _shared_name(holder))
+        if row is not None:
+            session.delete(row)
+            session.commit()
+
+
+def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sleep: float = 1.0,
+               fired_log: list[FiredCase] | None = None) -> None:
+    """Fire due timers until ``stop`` is set; sleep until the next due instant (at most ``max_sleep`` s).
+
+    On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
+
+    Args:
+        fired_log: if given, every :class:`FiredCase` is appended to it, with this worker's id.
+    Raises:
+        LeaseHeld: another worker is running (SQLite) or holds the single-worker lease (checked
+            before the first pass).
     """
     holder = holder_id()
-    acquire_lease(sessions, holder)
-    log.info("timer worker %s started", holder)
+    shared = dialect_name(sessions) == "postgresql"
+    register, unregister = (join_workers, leave_workers) if shared else (acquire_lease, release_lease)
+    register(sessions, holder)
+    log.info("timer worker %s started (%s)", holder, "shared, row locks" if shared else "single, lease")
     try:
         while not stop.is_set():
-            fire_due(sessions)
-            acquire_lease(sessions, holder)
+            fired = fire_due_cases(sessions)
+            if fired_log is not None:
+                fired_log.extend(f._replace(worker=holder) for f in fired)
+            register(sessions, holder)
             upcoming = next_due(sessions)
             wait = max_sleep
             if upcoming is not None:
                 wait = min(max_sleep, max(0.01, (upcoming - clock.now()).total_seconds() + 0.001))
             stop.wait(wait)
     finally:
-        release_lease(sessions, holder)
+        unregister(sessions, holder)
         log.info("timer worker %s stopped", holder)
 
 
