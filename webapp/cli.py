@@ -97,16 +97,19 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
 
 @main.command()
+@click.option("--max-sleep", default=1.0, show_default=True, type=click.FloatRange(min=0.01),
+              help="longest wait (seconds) between passes when no timer is due sooner")
 @database_option
-def worker(database_url: str | None) -> None:
-    """Run the timer worker alone (one at a time on SQLite)."""
+def worker(max_sleep: float, database_url: str | None) -> None:
+    """Run the timer worker alone: on SQLite one at a time (a second says so and exits); on
+    PostgreSQL start as many as you like, they share the due cases through row locks."""
     from .services import timers
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        timers.run_worker(_sessions(database_url), stop)
+        timers.run_worker(_sessions(database_url), stop, max_sleep=max_sleep)
     except timers.LeaseHeld as held:
         click.echo(f"not started: {held}", err=True)
         sys.exit(1)
