@@ -127,3 +127,11 @@ def test_posted_numbers_that_are_not_plain_ids_get_no_500(client, sessions, virt
     assert response.status_code == 422
     assert client.post("/inbox/read", data={"id": value}).status_code == 302
     assert client.get(f"/processes/{value}/bpmn").status_code == 404
+
+
+@pytest.mark.parametrize("animals", [5, "cow"])
+def test_animals_that_are_not_a_list_are_refused(sessions, officers, virtual_clock, animals):
+    with pytest.raises(Refused, match="must be a list"):
+        uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"], impounded_at=IMPOUNDED,
+                    place_seized="Bhimpura", place_impounded="Kanji House", nearest_village="Bhimpura",
+                    animals=animals)

@@ -189,12 +189,12 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     tariff = tariff or DEFAULT_TARIFF
     if not animals:
         raise Refused("record at least one animal", {"animals": "no animals"})
+    if not isinstance(animals, list):
+        raise Refused("the animals must be a list", {"animals": "not a list"})
     if len(animals) > 500:
         raise Refused("a case holds at most 500 animals", {"animals": "too many"})
     records: list[Animal] = []
     tags: set[str] = set()
-    if not isinstance(animals, list):
-        raise Refused("the animals must be a list", {"animals": "not a list"})
     for position, raw in enumerate(animals, start=1):
         if not isinstance(raw, dict):
             raise Refused(f"animal {position}: give species, description and tag", {"animals": f"animal {position}"})
