@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from webapp.casefile import Bid, Dispatch, Sale
+from webapp.casefile import Auction, Bid, Dispatch, Sale
 
 from . import handler
 from .context import HandlerContext
@@ -119,10 +120,14 @@ def reopen(ctx: HandlerContext) -> dict[str, Any]:
 
     Returns the notice dict with ``auction_opened_at`` set to now, for the new auction's timer.
     """
-    from datetime import timedelta
+    return open_new_auction(ctx)
 
-    from webapp.casefile import Auction
 
+def open_new_auction(ctx: HandlerContext) -> dict[str, Any]:
+    """Open another three-day conditional auction today (days A, A+1, A+2; Rule 130(b) Note).
+
+    Returns the task's notice dict with ``auction_opened_at`` set to now (the auction timer reads it).
+    """
     cf = ctx.case_file
     cf.auctions.append(Auction(round=len(cf.auctions) + 1, opened_at=ctx.now, opened_on=ctx.today,
                                last_day=ctx.today + timedelta(days=2)))

@@ -7,14 +7,13 @@ rupees (Decimal) from one account to another and names its clause.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 from webapp import fees
-from webapp.casefile import Auction
 
 from . import handler
+from .auction import open_new_auction
 from .context import HandlerContext
 
 ZERO = Decimal("0.00")
@@ -145,8 +144,4 @@ def cattle_returned_by_objector(ctx: HandlerContext) -> dict[str, Any]:
         ctx.ledger.post("suspense", "objector", cf.interim.security, kind="security_refund",
                         clause="Rule 130(c) Explanation (reading)")
         cf.interim.refunded = True
-    cf.auctions.append(Auction(round=len(cf.auctions) + 1, opened_at=ctx.now, opened_on=ctx.today,
-                               last_day=ctx.today + timedelta(days=2)))
-    notice = dict(ctx.task_data.get("notice") or {})
-    notice["auction_opened_at"] = ctx.now.isoformat()
-    return notice
+    return open_new_auction(ctx)

@@ -402,7 +402,8 @@ def summary(session: Session, case: Case) -> dict[str, Any]:
     sale, fees, ledger balances and payments; dates as local dates, amounts as Decimal."""
     cf = casefile.load(case.file_json)
     as_of = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
-    totals = ledger.balances(session, case.id)
+    rows = ledger.entries(session, case.id)
+    totals = ledger.net(rows)
     dl = deadlines(cf)
     sale = None
     if cf.sale is not None:
@@ -416,10 +417,10 @@ def summary(session: Session, case: Case) -> dict[str, Any]:
         "fees": {"fine": fees.fine(cf), "pound_feeding": fees.pound_feeding(cf, as_of),
                  "buyer_feeding": fees.buyer_feeding(cf), "shortfall": cf.shortfall},
         "ledger": {account: totals.get(account, ZERO) for account in ledger.PANCHAYAT_ACCOUNTS},
-        "paid": {"buyer": ledger.paid_to(session, case.id, "buyer"),
-                 "pound_keeper": ledger.paid_to(session, case.id, "pound_keeper"),
-                 "objector_security_refund": ledger.paid_to(session, case.id, "objector", ("security_refund",)),
-                 "objector": ledger.paid_to(session, case.id, "objector", ("remittance_balance",))},
+        "paid": {"buyer": ledger.total_to(rows, "buyer"),
+                 "pound_keeper": ledger.total_to(rows, "pound_keeper"),
+                 "objector_security_refund": ledger.total_to(rows, "objector", ("security_refund",)),
+                 "objector": ledger.total_to(rows, "objector", ("remittance_balance",))},
     }
 
 

@@ -63,19 +63,28 @@ def entries(session: Session, case_id: int) -> list[LedgerEntry]:
     return list(session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case_id).order_by(LedgerEntry.id)))
 
 
-def balances(session: Session, case_id: int) -> dict[str, Decimal]:
-    """Net balance of every account touched by the case: in minus out (parties go negative when they pay)."""
+def net(rows: list[LedgerEntry]) -> dict[str, Decimal]:
+    """Net balance of every account in ``rows``: in minus out (parties go negative when they pay)."""
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
-    for entry in entries(session, case_id):
+    for entry in rows:
         totals[entry.to_account] += entry.amount
         totals[entry.from_account] -= entry.amount
     return dict(totals)
 
 
+def total_to(rows: list[LedgerEntry], account: str, kinds: tuple[str, ...] | None = None) -> Decimal:
+    """Total paid to ``account`` in ``rows`` (optionally only entries of ``kinds``)."""
+    return sum((e.amount for e in rows if e.to_account == account and (kinds is None or e.kind in kinds)), ZERO)
+
+
+def balances(session: Session, case_id: int) -> dict[str, Decimal]:
+    """Net balance of every account touched by the case (see :func:`net`)."""
+    return net(entries(session, case_id))
+
+
 def paid_to(session: Session, case_id: int, account: str, kinds: tuple[str, ...] | None = None) -> Decimal:
-    """Total paid to ``account`` (optionally only entries of ``kinds``)."""
-    return sum((e.amount for e in entries(session, case_id)
-                if e.to_account == account and (kinds is None or e.kind in kinds)), ZERO)
+    """Total paid to ``account`` in the case (see :func:`total_to`)."""
+    return total_to(entries(session, case_id), account, kinds)
 
 
 def check_invariants(session: Session, case: Case, closed: bool) -> None:
