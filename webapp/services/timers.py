@@ -198,12 +198,17 @@ def acquire_lease(sessions: sessionmaker[Session], holder: str) -> None:
         if others:
             raise LeaseHeld(f"another timer worker ({others[0].holder}) is running until at least "
                             f"{others[0].expires_at.isoformat()}")
-        lease = session.get(WorkerLease, LEASE_NAME)
-        if lease is None:
-            session.add(WorkerLease(name=LEASE_NAME, holder=holder, expires_at=now + timedelta(seconds=LEASE_SECONDS)))
-        else:
-            lease.holder, lease.expires_at = holder, now + timedelta(seconds=LEASE_SECONDS)
+        _renew(session, LEASE_NAME, holder, now)
         session.commit()
+
+
+def _renew(session: Session, name: str, holder: str, now: datetime) -> None:
+    """Create or extend the lease row ``name`` for ``holder`` until now + LEASE_SECONDS."""
+    row = session.get(WorkerLease, name)
+    if row is None:
+        session.add(WorkerLease(name=name, holder=holder, expires_at=now + timedelta(seconds=LEASE_SECONDS)))
+    else:
+        row.holder, row.expires_at = holder, now + timedelta(seconds=LEASE_SECONDS)
 
 
 def release_lease(sessions: sessionmaker[Session], holder: str) -> None:
@@ -226,12 +231,7 @@ def join_workers(sessions: sessionmaker[Session], holder: str) -> None:
         if lease is not None and lease.holder != holder and lease.expires_at > now:
             raise LeaseHeld(f"a single timer worker ({lease.holder}) holds the lease until at least "
                             f"{lease.expires_at.isoformat()}")
-        name = _shared_name(holder)
-        row = session.get(WorkerLease, name)
-        if row is None:
-            session.add(WorkerLease(name=name, holder=holder, expires_at=now + timedelta(seconds=LEASE_SECONDS)))
-        else:
-            row.holder, row.expires_at = holder, now + timedelta(seconds=LEASE_SECONDS)
+        _renew(session, _shared_name(holder), holder, now)
         session.commit()
 
 
