@@ -245,13 +245,40 @@ def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: s
 
 @main.command("create-token")
 @click.argument("user")
+@click.option("--label", default="", help="what the token is for (shown by list-tokens)")
 @database_option
-def create_token(user: str, database_url: str | None) -> None:
-    """Make an API bearer token for USER (printed once; stored hashed)."""
+def create_token(user: str, label: str, database_url: str | None) -> None:
+    """Make an API bearer token for USER, scoped to USER's role and Panchayat (printed once; stored
+    hashed). It stops working when revoked or when USER's role or scope changes."""
     from .services import users
 
-    token = _in_transaction(database_url, users.create_token, user)
+    row, token = _in_transaction(database_url, users.issue_token, user, label)
+    click.echo(f"token {row.id} for {user} ({row.role}); keep it secret, it is not shown again:", err=True)
     click.echo(token)
+
+
+@main.command("list-tokens")
+@database_option
+def list_tokens(database_url: str | None) -> None:
+    """List API tokens: id, user, role, Panchayat id, created, revoked, label (never the token)."""
+    from .services import users
+
+    with _sessions(database_url)() as session:
+        for row, owner in users.tokens(session):
+            revoked = row.revoked_at.isoformat() if row.revoked_at else "active"
+            click.echo(f"{row.id}\t{owner.username}\t{row.role}\t{row.panchayat_id or '-'}\t"
+                       f"{row.created_at.isoformat()}\t{revoked}\t{row.label}")
+
+
+@main.command("revoke-token")
+@click.argument("token_id", type=int)
+@database_option
+def revoke_token(token_id: int, database_url: str | None) -> None:
+    """Revoke the API token TOKEN_ID (from list-tokens) at once and for good (exit 2 if unknown)."""
+    from .services import users
+
+    row = _in_transaction(database_url, users.revoke_token, token_id)
+    click.echo(f"token {row.id} revoked")
 
 
 @main.command("demo-data")

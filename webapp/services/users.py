@@ -89,23 +89,93 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_token(session: Session, username: str) -> str:
-    """A new bearer token for ``username``; only its SHA-256 is stored. Returns the token once."""
+def issue_token(session: Session, username: str, label: str = "") -> tuple[ApiToken, str]:
+    """A new bearer token for ``username``, scoped to the user's role, Panchayat and Samiti now.
+
+    Returns ``(row, token)``: the token text is shown once; only its SHA-256 is stored. The token
+    stops working when it is revoked, when the user is deactivated, or when the user's role or
+    scope changes (a permission change does not carry over to tokens made before it).
+    Raises:
+        NotFound: no such user.
+        Refused: the user is inactive, or the label is longer than 200 characters.
+    """
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
         raise NotFound(f"no user {username}")
+    if not user.active:
+        raise Refused(f"the user {username} is inactive; a token would not work")
+    if len(label) > 200:
+        raise Refused("a token label has at most 200 characters")
     token = secrets.token_urlsafe(32)
-    session.add(ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now()))
-    return token
+    row = ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now(), role=user.role,
+                   panchayat_id=user.panchayat_id, samiti_code=user.samiti_code, label=label)
+    session.add(row)
+    session.flush()
+    return row, token
+
+
+def create_token(session: Session, username: str, label: str = "") -> str:
+    """:func:`issue_token`, returning only the token text (shown once)."""
+    return issue_token(session, username, label)[1]
 
 
 def user_for_token(session: Session, token: str) -> User | None:
-    """The active user a bearer token belongs to (looked up by its SHA-256), else None."""
+    """The active user a bearer token belongs to (looked up by its SHA-256), else None.
+
+    None also for a revoked token and for a user whose role, Panchayat or Samiti is no longer the
+    one the token was made for.
+    """
     row = session.scalar(select(ApiToken).where(ApiToken.token_hash == _digest(token)))
-    if row is None:
+    if row is None or row.revoked_at is not None:
         return None
     user = session.get(User, row.user_id)
-    return user if user is not None and user.active else None
+    if user is None or not user.active:
+        return None
+    if (row.role, row.panchayat_id, row.samiti_code) != (user.role, user.panchayat_id, user.samiti_code):
+        return None
+    return user
+
+
+def can_manage_user(session: Session, admin: User, user: User) -> bool:
+    """An administrator manages the users of their scope: all (installation-wide), their Samiti's
+    Panchayats and Samiti-level users, or their own Panchayat's users."""
+    if admin.role != "administrator":
+        return False
+    if admin.panchayat_id is not None:
+        return user.panchayat_id == admin.panchayat_id
+    if admin.samiti_code is None:
+        return True
+    if user.panchayat_id is not None:
+        panchayat = session.get(Panchayat, user.panchayat_id)
+        return panchayat is not None and panchayat.samiti_code == admin.samiti_code
+    return user.samiti_code == admin.samiti_code
+
+
+def tokens(session: Session, admin: User | None = None) -> list[tuple[ApiToken, User]]:
+    """API tokens with their users, newest first: every token, or those of the users ``admin``
+    manages (:func:`can_manage_user`)."""
+    rows = session.execute(select(ApiToken, User).join(User, User.id == ApiToken.user_id)
+                           .order_by(ApiToken.id.desc())).all()
+    return [(t, u) for t, u in rows if admin is None or can_manage_user(session, admin, u)]
+
+
+def revoke_token(session: Session, token_id: int, admin: User | None = None) -> ApiToken:
+    """Revoke a token by its id (from ``rule130 list-tokens`` or the tokens page); at once and for good.
+
+    ``admin`` (None: the command line) must manage the token's user.
+    Raises:
+        NotFound: no such token, or not within ``admin``'s scope.
+        Refused: already revoked (the time is named).
+    """
+    row = session.get(ApiToken, token_id) if 0 < token_id < 2**63 else None
+    user = session.get(User, row.user_id) if row is not None else None
+    if row is None or user is None or (admin is not None and not can_manage_user(session, admin, user)):
+        raise NotFound(f"no API token {token_id}")
+    if row.revoked_at is not None:
+        raise Refused(f"API token {token_id} was already revoked at {row.revoked_at.isoformat()}")
+    row.revoked_at = clock.now()
+    session.flush()
+    return row
 
 
 def can_see(session: Session, user: User, case: Case) -> bool:

@@ -77,6 +77,13 @@ class ApiToken(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id"), index=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # the scope the token was made for (its user's then); a user whose role or scope changed
+    # since cannot use it (webapp.services.users.user_for_token)
+    role: Mapped[str] = mapped_column(String(32), server_default="")
+    panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"))
+    samiti_code: Mapped[str | None] = mapped_column(String(32))
+    label: Mapped[str] = mapped_column(String(200), server_default="")
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ProcessVersion(Base):

@@ -13,4 +13,7 @@ def register(app: Flask) -> None:
     app.register_blueprint(api.bp)
     app.register_blueprint(diagrams.bp)
     app.register_blueprint(ops.bp)
+    from . import openapi, security
+    app.register_blueprint(openapi.bp)
+    app.register_blueprint(security.bp)
     errors.register(app)
