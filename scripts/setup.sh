@@ -25,6 +25,7 @@ if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
 echo "python packages installed in .venv"
+if [ "${1:-}" = "--test" ]; then scripts/setup-browser.sh; fi
 
 # Browser assets (bpmn-js) from npm, pinned by package-lock.json; no CDN.
 if ! command -v npm >/dev/null 2>&1; then

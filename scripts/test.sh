@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
+export RULE130_REQUIRE_BROWSER=1  # the browser tests must run, not be skipped (chromium comes from setup-browser.sh)
 .venv/bin/ruff check webapp handlers tests tools
 for scenario in tests/scenarios/*.yaml; do
   .venv/bin/rule130 simulate "$scenario" >/dev/null || { echo "scenario failed: $scenario" >&2; exit 1; }
