@@ -112,4 +112,6 @@ def start_timer_worker(app: Flask) -> threading.Thread:
 
     thread = threading.Thread(target=work, name="rule130-timer-worker", daemon=True)
     thread.start()
+    from .services import channels, deliveries
+    deliveries.start_thread(app.extensions["rule130.sessions"], channels.ChannelSettings.load(app.config), stop)
     return thread

@@ -99,20 +99,53 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 @main.command()
 @click.option("--max-sleep", default=1.0, show_default=True, type=click.FloatRange(min=0.01),
               help="longest wait (seconds) between passes when no timer is due sooner")
+@click.option("--no-deliver", is_flag=True, help="do not send e-mail/webhook notifications from this worker")
 @database_option
-def worker(max_sleep: float, database_url: str | None) -> None:
+def worker(max_sleep: float, no_deliver: bool, database_url: str | None) -> None:
     """Run the timer worker alone: on SQLite one at a time (a second says so and exits); on
-    PostgreSQL start as many as you like, they share the due cases through row locks."""
+    PostgreSQL start as many as you like, they share the due cases through row locks.
+    It also sends queued notifications (see ``rule130 deliver``) unless ``--no-deliver``."""
     from .services import timers
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    sessions = _sessions(database_url)
+    if not no_deliver:
+        from .services import channels, deliveries
+        deliveries.start_thread(sessions, channels.ChannelSettings.load(), stop)
     try:
-        timers.run_worker(_sessions(database_url), stop, max_sleep=max_sleep)
+        timers.run_worker(sessions, stop, max_sleep=max_sleep)
     except timers.LeaseHeld as held:
         click.echo(f"not started: {held}", err=True)
         sys.exit(1)
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="one pass over the due deliveries, then exit")
+@database_option
+def deliver(once: bool, database_url: str | None) -> None:
+    """Send queued e-mail and webhook notifications (the outbox), retrying failures with back-off.
+
+    Settings: RULE130_SMTP_* and RULE130_WEBHOOK_SECRET (docs/operations.md). ``rule130 worker``
+    runs this loop too; several may run at once (each delivery is claimed by one of them)."""
+    from .services import channels, deliveries
+
+    try:
+        settings = channels.ChannelSettings.load()
+    except ValueError as error:
+        click.echo(f"not started: {error}", err=True)
+        sys.exit(2)
+    sessions = _sessions(database_url)
+    if once:
+        for outcome in deliveries.deliver_due(sessions, settings):
+            click.echo(f"delivery {outcome.delivery_id} ({outcome.channel}): {outcome.result}"
+                       + (f" - {outcome.error}" if outcome.error else ""))
+        return
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    deliveries.run_loop(sessions, settings, stop)
 
 
 @main.command()

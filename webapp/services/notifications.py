@@ -1,4 +1,6 @@
-"""In-app notifications: written by the diagram's handlers, read in each officer's inbox."""
+"""In-app notifications: written by the diagram's handlers and the triggers of :mod:`.alerts`, read in
+each officer's inbox; each one also queues its e-mail/webhook deliveries (:mod:`.deliveries`) in
+the same transaction."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from .. import clock
 from ..store.models import Case, Notification, Panchayat, User
+from . import deliveries
 
 TEMPLATES: dict[str, str] = {
     "report_raised": "{case}: the release window has passed; the file is open. Publish the notice (Rule 130(a)).",
@@ -18,6 +21,12 @@ TEMPLATES: dict[str, str] = {
     "case_closed": "{case}: the case is closed.",
     "objection_filed": "{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c)).",
     "appeal_filed": "{case}: an appeal was filed by {appellant} (Rule 130(e) proviso).",
+    "task_ready": "{case}: the task '{task}' is ready for you.",
+    "deadline_near": "{case}: {period} ends with {last_day} ({days_left} left); {consequence}",
+    "period_ended": "{case}: {period} ended with {last_day}.",
+    "task_overdue": "{case}: the task '{task}' is overdue (due by {due_day}).",
+    "task_escalated": "{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
+                      "escalated to you.",
 }
 
 
@@ -39,12 +48,20 @@ def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
     return found
 
 
-def notify(session: Session, case: Case, roles: list[str], template: str, **params: str) -> list[Notification]:
-    """Write one notification per recipient. Returns the rows written."""
+def notify(session: Session, case: Case, roles: list[str], template: str, *, exclude_user_id: int | None = None,
+           **params: str) -> list[Notification]:
+    """Write one notification per recipient of ``roles`` (but not ``exclude_user_id``, the officer
+    whose own act caused it) and queue its deliveries on the recipient's channels, in the caller's
+    transaction. Returns the rows written."""
     text = TEMPLATES.get(template, template).format(case=case.case_number, **params)
+    people = list({user.id: user for user in recipients(session, case, roles) if user.id != exclude_user_id}.values())
     rows = [Notification(user_id=user.id, case_id=case.id, template=template, message=text, created_at=clock.now())
-            for user in recipients(session, case, roles)]
+            for user in people]
     session.add_all(rows)
+    if rows:
+        session.flush()
+        for row, user in zip(rows, people):
+            deliveries.enqueue(session, row, user)
     return rows
 
 

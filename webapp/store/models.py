@@ -188,3 +188,50 @@ class WorkerLease(Base):
     name: Mapped[str] = mapped_column(String(40), primary_key=True)
     holder: Mapped[str] = mapped_column(String(200))
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class NotificationPreference(Base):
+    """A user's notification channels beyond the in-app inbox (which is always on)."""
+
+    __tablename__ = "notification_preference"
+    user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id"), primary_key=True)
+    email_enabled: Mapped[bool] = mapped_column(default=False)
+    email_address: Mapped[str] = mapped_column(String(254), default="")
+    webhook_enabled: Mapped[bool] = mapped_column(default=False)
+    webhook_url: Mapped[str] = mapped_column(String(500), default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Delivery(Base):
+    """The outbox: one notification sent over one channel (e-mail or webhook), with its retries.
+
+    Written in the transaction of the case change that caused the notification; a delivery worker
+    sends it afterwards. ``status``: pending | sending (claimed until ``next_attempt_at``) | sent |
+    failed (gave up after the last attempt).
+    """
+
+    __tablename__ = "delivery"
+    __table_args__ = (UniqueConstraint("notification_id", "channel"),
+                      Index("ix_delivery_status_next", "status", "next_attempt_at"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notification_id: Mapped[int] = mapped_column(ForeignKey("notification.id"), index=True)
+    channel: Mapped[str] = mapped_column(String(16))  # email | webhook
+    target: Mapped[str] = mapped_column(String(500))  # the address or URL at the time of writing
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class DeadlineReminder(Base):
+    """A "deadline near" notice sent for one armed legal timer (its element and due instant), once."""
+
+    __tablename__ = "deadline_reminder"
+    __table_args__ = (UniqueConstraint("case_id", "element_id", "due_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    element_id: Mapped[str] = mapped_column(String(100))
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    sent_at: Mapped[datetime] = mapped_column(UTCDateTime())

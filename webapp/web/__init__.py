@@ -6,7 +6,7 @@ from flask import Flask
 
 
 def register(app: Flask) -> None:
-    from . import api, auth, diagrams, errors, officer, ops, public
+    from . import api, auth, diagrams, errors, notify, officer, ops, public
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)
     app.register_blueprint(public.bp)
@@ -16,4 +16,5 @@ def register(app: Flask) -> None:
     from . import openapi, security
     app.register_blueprint(openapi.bp)
     app.register_blueprint(security.bp)
+    app.register_blueprint(notify.bp)
     errors.register(app)

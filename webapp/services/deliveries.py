@@ -1,0 +1,245 @@
+"""The notification outbox: delivery rows written with the case change, sent afterwards with retries.
+
+Writing: :func:`enqueue` adds one :class:`Delivery` per notification and per channel the recipient
+has switched on, in the caller's session, so it commits or rolls back with the case change that
+caused it (a unique constraint keeps it to one row per notification and channel).
+
+Sending: :func:`deliver_due` claims one due row at a time with a compare-and-set UPDATE
+(``status``/``next_attempt_at`` unchanged since read; PostgreSQL or SQLite alike), commits the claim
+(``status = 'sending'``, ``attempts + 1``, ``next_attempt_at`` = now + the claim time), sends outside
+any transaction, then records the result: ``sent``, or back to ``pending`` with ``last_error`` and
+``next_attempt_at`` = now + backoff × 2^(attempts − 1) (at most the configured maximum), or
+``failed`` after the last attempt. No case row is touched, so a slow or failing channel never
+blocks or rolls back a case.
+
+Semantics: at least once. A sender that dies after the server accepted the message and before
+the row says ``sent`` leaves it ``sending``; when the claim expires it is sent again. The e-mail's
+Message-ID and the webhook's ``X-Rule130-Delivery`` header carry the delivery id so receivers can
+drop such a duplicate; nothing else can make SMTP or HTTP exactly-once.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from .. import clock
+from ..store.models import Case, Delivery, Notification, NotificationPreference, User
+from . import channels
+
+log = logging.getLogger("rule130.notify")
+CHANNELS = ("email", "webhook")
+STATUSES = ("pending", "sending", "sent", "failed")
+
+SUBJECTS: dict[str, str] = {
+    "report_raised": "the release window has passed",
+    "auction_unsold": "the auction closed without a sale",
+    "cattle_dispatched": "cattle sent to you for sale",
+    "outcome_final": "the decision is final",
+    "feeding_charges_due": "feeding charges to pay",
+    "objection_filed": "an objection was filed",
+    "appeal_filed": "an appeal was filed",
+    "task_ready": "a task is ready for you",
+    "deadline_near": "a deadline is near",
+    "period_ended": "a legal period has ended",
+    "task_overdue": "a task is overdue",
+    "task_escalated": "an overdue task is escalated to you",
+    "case_closed": "the case is closed",
+}
+
+
+def preference(session: Session, user_id: int) -> NotificationPreference | None:
+    """The user's stored channel choices (None: in-app only)."""
+    return session.get(NotificationPreference, user_id)
+
+
+def enqueue(session: Session, notification: Notification, user: User) -> list[Delivery]:
+    """Add the delivery rows of ``notification`` for the channels ``user`` has switched on.
+
+    Runs in the caller's transaction (the case change). ``notification`` must have its id
+    (flushed). Returns the rows added (none when the user has only the inbox).
+    """
+    pref = preference(session, user.id)
+    if pref is None:
+        return []
+    now = clock.now()
+    rows = []
+    if pref.email_enabled and pref.email_address:
+        rows.append(Delivery(notification_id=notification.id, channel="email", target=pref.email_address,
+                             status="pending", attempts=0, next_attempt_at=now, last_error="", created_at=now))
+    if pref.webhook_enabled and pref.webhook_url:
+        rows.append(Delivery(notification_id=notification.id, channel="webhook", target=pref.webhook_url,
+                             status="pending", attempts=0, next_attempt_at=now, last_error="", created_at=now))
+    session.add_all(rows)
+    return rows
+
+
+def backoff(settings: channels.ChannelSettings, attempts: int) -> timedelta:
+    """The wait after failed attempt number ``attempts`` (1, 2, ...): base × 2^(attempts−1), capped."""
+    seconds = settings.backoff_seconds * (2 ** min(max(attempts - 1, 0), 30))
+    return timedelta(seconds=min(seconds, settings.backoff_max_seconds))
+
+
+@dataclass
+class Outcome:
+    """What one attempt did: the delivery id, its channel, and ``sent`` / ``retry`` / ``failed``."""
+
+    delivery_id: int
+    channel: str
+    result: str
+    error: str = ""
+
+
+def _claim(sessions: sessionmaker[Session], settings: channels.ChannelSettings, passed: set[int]) -> int | None:
+    """Claim the earliest due delivery (not in ``passed``); its id, or None when none is due."""
+    with sessions() as session:
+        now = clock.now()
+        query = (select(Delivery.id, Delivery.status, Delivery.next_attempt_at)
+                 .where(Delivery.status.in_(("pending", "sending")), Delivery.next_attempt_at <= now)
+                 .order_by(Delivery.next_attempt_at, Delivery.id).limit(20))
+        if passed:
+            query = query.where(Delivery.id.not_in(passed))
+        for delivery_id, status, next_at in session.execute(query).all():
+            claimed = session.execute(
+                update(Delivery)
+                .where(Delivery.id == delivery_id, Delivery.status == status, Delivery.next_attempt_at == next_at)
+                .values(status="sending", attempts=Delivery.attempts + 1,
+                        next_attempt_at=now + timedelta(seconds=settings.claim_seconds))
+                .execution_options(synchronize_session=False))
+            if claimed.rowcount == 1:
+                session.commit()
+                return delivery_id
+        session.rollback()
+        return None
+
+
+def _message(session: Session, delivery: Delivery) -> tuple[Notification, Case | None, User]:
+    notification = session.get(Notification, delivery.notification_id)
+    case = session.get(Case, notification.case_id) if notification.case_id else None
+    return notification, case, session.get(User, notification.user_id)
+
+
+def _send(session: Session, settings: channels.ChannelSettings, delivery: Delivery) -> None:
+    notification, case, user = _message(session, delivery)
+    text = channels.dayfirst(notification.message)
+    if delivery.channel == "email":
+        what = SUBJECTS.get(notification.template, notification.template.replace("_", " "))
+        subject = f"Rule 130 {case.case_number}: {what}" if case else f"Rule 130: {what}"
+        body = (f"{user.display_name},\n\n{text}\n\n"
+                f"Case: {case.case_number if case else '-'}\n"
+                f"Sent by the Rule 130 cattle pound case system (notification {notification.id}). "
+                f"Sign in to see the case and your tasks.\n")
+        message_id = f"<rule130-delivery-{delivery.id}@{socket.getfqdn() or 'localhost'}>"
+        channels.send_email(settings, channels.email_message(settings, delivery.target, subject, body, message_id))
+    elif delivery.channel == "webhook":
+        payload = {"delivery_id": delivery.id, "notification_id": notification.id, "template": notification.template,
+                   "message": notification.message, "case_number": case.case_number if case else None,
+                   "user": user.username, "created_at": notification.created_at.isoformat()}
+        channels.send_webhook(settings, delivery.target, channels.webhook_body(payload), delivery.id)
+    else:
+        raise channels.SendFailed(f"unknown channel {delivery.channel!r}")
+
+
+def attempt(sessions: sessionmaker[Session], settings: channels.ChannelSettings, delivery_id: int) -> Outcome:
+    """Send one claimed delivery and record the result (its own short transaction)."""
+    with sessions() as session:
+        delivery = session.get(Delivery, delivery_id)
+        channel = delivery.channel
+        try:
+            _send(session, settings, delivery)
+            error = None
+        except channels.SendFailed as failed:
+            error = str(failed)[:2000]
+        except Exception as unexpected:  # a bug in a channel must not stop the loop; it is logged and retried
+            log.exception("delivery %s: unexpected error", delivery_id)
+            error = f"{unexpected.__class__.__name__}: {unexpected}"[:2000]
+        now = clock.now()
+        if error is None:
+            delivery.status, delivery.sent_at, delivery.last_error = "sent", now, ""
+            result = "sent"
+        elif delivery.attempts >= settings.max_attempts:
+            delivery.status, delivery.last_error = "failed", error
+            result = "failed"
+        else:
+            delivery.status, delivery.last_error = "pending", error
+            delivery.next_attempt_at = now + backoff(settings, delivery.attempts)
+            result = "retry"
+        session.commit()
+    if error:
+        log.warning("delivery %s (%s) attempt failed (%s): %s", delivery_id, channel, result, error)
+    return Outcome(delivery_id, channel, result, error or "")
+
+
+def deliver_due(sessions: sessionmaker[Session], settings: channels.ChannelSettings, limit: int = 100) -> list[Outcome]:
+    """One pass: claim and send due deliveries one by one (at most ``limit``); what each attempt did."""
+    passed: set[int] = set()
+    outcomes = []
+    while len(passed) < limit:
+        delivery_id = _claim(sessions, settings, passed)
+        if delivery_id is None:
+            break
+        passed.add(delivery_id)
+        outcomes.append(attempt(sessions, settings, delivery_id))
+    return outcomes
+
+
+def next_attempt(sessions: sessionmaker[Session]) -> datetime | None:
+    """The earliest instant a pending or claimed delivery is due (None when the outbox is empty)."""
+    with sessions() as session:
+        return session.scalar(select(func.min(Delivery.next_attempt_at))
+                              .where(Delivery.status.in_(("pending", "sending"))))
+
+
+def run_loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings, stop: threading.Event, *,
+             max_sleep: float = 5.0) -> None:
+    """Deliver until ``stop`` is set; sleep until the next due attempt (at most ``max_sleep`` s).
+
+    Several loops may run at once (each claim is a compare-and-set); database errors are logged and
+    retried on the next pass.
+    """
+    log.info("notification delivery started")
+    while not stop.is_set():
+        try:
+            deliver_due(sessions, settings)
+            upcoming = next_attempt(sessions)
+        except Exception:  # the database away for a moment must not end the loop
+            log.exception("notification delivery pass failed; retrying")
+            upcoming = None
+        wait = max_sleep
+        if upcoming is not None:
+            wait = min(max_sleep, max(0.05, (upcoming - clock.now()).total_seconds()))
+        stop.wait(wait)
+    log.info("notification delivery stopped")
+
+
+def start_thread(sessions: sessionmaker[Session], settings: channels.ChannelSettings,
+                 stop: threading.Event) -> threading.Thread:
+    """Run :func:`run_loop` in a daemon thread (the timer worker and ``rule130 serve`` do this)."""
+    thread = threading.Thread(target=run_loop, args=(sessions, settings, stop), name="rule130-delivery",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def listing(session: Session, *, status: str | None = None, limit: int = 200) -> list[dict]:
+    """Deliveries for the administrators' page, newest first: the row, its notification, user, case."""
+    query = (select(Delivery, Notification, User, Case)
+             .join(Notification, Notification.id == Delivery.notification_id)
+             .join(User, User.id == Notification.user_id)
+             .outerjoin(Case, Case.id == Notification.case_id)
+             .order_by(Delivery.id.desc()).limit(limit))
+    if status:
+        query = query.where(Delivery.status == status)
+    return [{"delivery": d, "notification": n, "user": u, "case": c} for d, n, u, c in session.execute(query).all()]
+
+
+def counts(session: Session) -> dict[str, int]:
+    """How many deliveries are in each status."""
+    found = dict(session.execute(select(Delivery.status, func.count()).group_by(Delivery.status)).all())
+    return {status: int(found.get(status, 0)) for status in STATUSES}

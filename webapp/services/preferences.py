@@ -1,0 +1,56 @@
+"""Each user's notification channels: the in-app inbox always, e-mail and a webhook when chosen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from .. import clock
+from ..errors import Refused
+from ..store.models import NotificationPreference, User
+from . import channels
+
+
+@dataclass
+class Choices:
+    """What the preferences page shows and saves."""
+
+    email_enabled: bool = False
+    email_address: str = ""
+    webhook_enabled: bool = False
+    webhook_url: str = ""
+
+
+def get(session: Session, user: User) -> Choices:
+    """The user's choices (all off when never saved)."""
+    row = session.get(NotificationPreference, user.id)
+    if row is None:
+        return Choices()
+    return Choices(row.email_enabled, row.email_address, row.webhook_enabled, row.webhook_url)
+
+
+def save(session: Session, user: User, choices: Choices, settings: channels.ChannelSettings) -> Choices:
+    """Store the user's channels. Notifications written from now on are delivered accordingly.
+
+    Raises:
+        Refused: e-mail on without a valid address; a webhook on without an http(s) URL, or while
+            the product has no webhook secret configured. Nothing is saved then.
+    """
+    email = (choices.email_address or "").strip()
+    url = (choices.webhook_url or "").strip()
+    if choices.email_enabled or email:
+        email = channels.check_email(email)
+    if choices.webhook_enabled and not settings.webhook_secret:
+        raise Refused("webhooks are not offered here: the administrator has not configured a signing secret "
+                      "(RULE130_WEBHOOK_SECRET)", {"webhook_enabled": "not available"})
+    if choices.webhook_enabled or url:
+        url = channels.check_url(url)
+    row = session.get(NotificationPreference, user.id)
+    if row is None:
+        row = NotificationPreference(user_id=user.id)
+        session.add(row)
+    row.email_enabled, row.email_address = bool(choices.email_enabled), email
+    row.webhook_enabled, row.webhook_url = bool(choices.webhook_enabled), url
+    row.updated_at = clock.now()
+    return get(session, user)

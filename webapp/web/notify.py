@@ -1,0 +1,70 @@
+"""Notification pages: a user's channel preferences, and the administrators' delivery log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from ..app import db_session, sessions
+from ..errors import NotPermitted, Refused
+from ..services import channels, deliveries, preferences, uow
+from .officer import me
+from .public import DEFAULT_TZ, panchayat_of
+
+bp = Blueprint("notify", __name__)
+
+
+@bp.before_request
+def require_login() -> Any:
+    if not current_user.is_authenticated:
+        return current_app.login_manager.unauthorized()
+    return None
+
+
+def channel_settings() -> channels.ChannelSettings:
+    """The channel settings of this application (its config over the environment)."""
+    return channels.ChannelSettings.load(current_app.config)
+
+
+@bp.route("/preferences", methods=["GET", "POST"])
+def preferences_page() -> Any:
+    """GET: the user's channels. POST: save them (422 with the message and nothing saved when refused)."""
+    user = me()
+    settings = channel_settings()
+    field_errors: dict[str, str] = {}
+    error = None
+    status = 200
+    if request.method == "POST":
+        choices = preferences.Choices(email_enabled=request.form.get("email_enabled") == "1",
+                                      email_address=request.form.get("email_address", "")[:1000],
+                                      webhook_enabled=request.form.get("webhook_enabled") == "1",
+                                      webhook_url=request.form.get("webhook_url", "")[:1000])
+        try:
+            uow.perform(sessions(), "save_preferences", preferences.save, user, choices, settings)
+        except Refused as refused:
+            error, field_errors, status = refused.message, dict(refused.field_errors), 422
+        else:
+            flash("Your notification channels are saved.", "success")
+            return redirect(url_for("notify.preferences_page"))
+    else:
+        choices = preferences.get(db_session(), user)
+    return render_template("notify/preferences.html", choices=choices, error=error, field_errors=field_errors,
+                           email_configured=bool(settings.smtp_host),
+                           webhook_offered=bool(settings.webhook_secret)), status
+
+
+@bp.route("/admin/deliveries")
+def deliveries_page() -> Any:
+    """Administrators: the delivery log, newest first, with status, attempts and the last error."""
+    user = me()
+    if user.role != "administrator":
+        raise NotPermitted("only an administrator may see the delivery log")
+    status = request.args.get("status") or None
+    if status not in (None, *deliveries.STATUSES):
+        status = None
+    panchayat = panchayat_of(db_session(), user.panchayat_id) if user.panchayat_id else None
+    return render_template("notify/deliveries.html", rows=deliveries.listing(db_session(), status=status),
+                           counts=deliveries.counts(db_session()), status=status,
+                           tz=panchayat.timezone if panchayat else DEFAULT_TZ)
