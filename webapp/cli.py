@@ -97,11 +97,12 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
 
 @main.command()
-@click.option("--max-sleep", default=1.0, show_default=True, type=click.FloatRange(min=0.01),
-              help="longest wait (seconds) between passes when no timer is due sooner")
+@click.option("--max-sleep", default=None, type=click.FloatRange(min=0.01),
+              help="longest wait (seconds) between passes when no timer is due sooner and no wake-up "
+                   "comes [default: 60 on PostgreSQL (NOTIFY wakes workers), 0.5 on SQLite]")
 @click.option("--no-deliver", is_flag=True, help="do not send e-mail/webhook notifications from this worker")
 @database_option
-def worker(max_sleep: float, no_deliver: bool, database_url: str | None) -> None:
+def worker(max_sleep: float | None, no_deliver: bool, database_url: str | None) -> None:
     """Run the timer worker alone: on SQLite one at a time (a second says so and exits); on
     PostgreSQL start as many as you like, they share the due cases through row locks.
     It also sends queued notifications (see ``rule130 deliver``) unless ``--no-deliver``."""

@@ -50,6 +50,28 @@ class VirtualClock:
         self.set(self._now + delta)
 
 
+class OffsetClock:
+    """The wall clock shifted by a fixed offset: time runs at real speed from a chosen instant.
+
+    For tests and benchmarks of the timer worker against real elapsed time (e.g. a few seconds
+    before a local midnight, when the legal periods' timers fall due).
+
+    Args:
+        start: the instant the clock reads now (offset-aware).
+    """
+
+    def __init__(self, start: datetime) -> None:
+        self.offset = timedelta(0)
+        self.set(start)
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc) + self.offset
+
+    def set(self, instant: datetime) -> None:
+        """From now on read ``instant`` plus the real time elapsed since this call."""
+        self.offset = _aware(instant) - datetime.now(timezone.utc)
+
+
 def _aware(instant: datetime) -> datetime:
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"a naive datetime is not an instant: {instant!r}")

@@ -253,6 +253,10 @@ def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
         for _ in range(100):  # bounded: timers cascade at most a few times per run
             workflow.refresh_timers()
             workflow.do_engine_steps(did_complete_task=completed)
+            # A timer that falls due while do_engine_steps arms it is left READY (fired, out of the
+            # event manager, not yet run): step again, or it would never run and never be due again.
+            if workflow.get_tasks(state=TaskState.READY, manual=False):
+                continue
             due = next_timer_due(workflow)
             if due is None or due >= clock.now():
                 break

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
 from ..errors import Conflict, Rule130Error
+from ..store import wakeup
 from ..store.models import Case, WorkerLease
 from . import cases, uow
 
@@ -243,25 +244,55 @@ def leave_workers(sessions: sessionmaker[Session], holder: str) -> None:
             session.commit()
 
 
-def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sleep: float = 1.0,
+DEFAULT_MAX_SLEEP = {"postgresql": 60.0, "sqlite": 0.5}
+"""Longest sleep between passes when no wake-up comes. PostgreSQL: a safety net only (NOTIFY wakes
+the workers). SQLite: saves made in another process cannot wake the worker, so it looks again
+after at most half a second."""
+
+
+def default_max_sleep(dialect: str) -> float:
+    """The default longest sleep (seconds) of a worker on ``dialect`` (see :data:`DEFAULT_MAX_SLEEP`)."""
+    return DEFAULT_MAX_SLEEP.get(dialect, 0.5)
+
+
+def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sleep: float | None = None,
                fired_log: list[FiredCase] | None = None) -> None:
-    """Fire due timers until ``stop`` is set; sleep until the next due instant (at most ``max_sleep`` s).
+    """Fire due timers until ``stop`` is set, sleeping until the next due instant between passes.
+
+    The worker sleeps until the earliest ``next_timer_due`` of a running case (a millisecond past
+    it: SpiffWorkflow fires only once the clock is strictly past the instant), or ``max_sleep``
+    seconds when that is sooner or nothing is armed, and is woken early when a nearer timer is
+    saved: through PostgreSQL ``LISTEN``/``NOTIFY`` from any process, and in-process from saves on
+    the same engine (``rule130 serve``) — see :mod:`webapp.store.wakeup`.
 
     On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
 
     Args:
+        max_sleep: longest sleep in seconds; None: :func:`default_max_sleep` of the dialect.
         fired_log: if given, every :class:`FiredCase` is appended to it, with this worker's id.
     Raises:
         LeaseHeld: another worker is running (SQLite) or holds the single-worker lease (checked
             before the first pass).
     """
     holder = holder_id()
-    shared = dialect_name(sessions) == "postgresql"
+    dialect = dialect_name(sessions)
+    shared = dialect == "postgresql"
+    if max_sleep is None:
+        max_sleep = default_max_sleep(dialect)
     register, unregister = (join_workers, leave_workers) if shared else (acquire_lease, release_lease)
     register(sessions, holder)
-    log.info("timer worker %s started (%s)", holder, "shared, row locks" if shared else "single, lease")
+    with sessions() as session:
+        engine = session.get_bind()
+    waiter = wakeup.Waiter()
+    wakeup.register(engine, waiter)
+    listener = wakeup.listen(engine, waiter, stop) if shared else None
+    stopper = threading.Thread(target=lambda: (stop.wait(), waiter.wake()), name="rule130-timer-stop", daemon=True)
+    stopper.start()
+    log.info("timer worker %s started (%s; sleeps until the next due timer, at most %.2f s)", holder,
+             "shared, row locks, LISTEN" if shared else "single, lease", max_sleep)
     try:
         while not stop.is_set():
+            waiter.begin_pass()
             fired = fire_due_cases(sessions)
             if fired_log is not None:
                 fired_log.extend(f._replace(worker=holder) for f in fired)
@@ -269,10 +300,17 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
             upcoming = next_due(sessions)
             wait = max_sleep
             if upcoming is not None:
-                wait = min(max_sleep, max(0.01, (upcoming - clock.now()).total_seconds() + 0.001))
-            stop.wait(wait)
+                ahead = (upcoming - clock.now()).total_seconds()
+                # due but not fired by this pass (locked by another transaction, or a conflict):
+                # look again shortly rather than spin
+                wait = min(max_sleep, ahead + 0.001 if ahead > 0 else 0.05)
+            waiter.sleep(upcoming, wait)
     finally:
+        wakeup.unregister(engine, waiter)
+        waiter.wake()
         unregister(sessions, holder)
+        if listener is not None:
+            listener.join(5)
         log.info("timer worker %s stopped", holder)
 
 

@@ -42,7 +42,9 @@ def make_engine(url: str) -> Engine:
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)
+    """Sessions on ``engine``; a save that arms a nearer timer wakes the timer workers (``wakeup``)."""
+    from . import wakeup
+    return wakeup.watch(sessionmaker(engine, expire_on_commit=False))
 
 
 def upgrade(url: str) -> None:
