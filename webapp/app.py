@@ -78,8 +78,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     if app.config["RUN_TIMER_WORKER"]:
         start_timer_worker(app)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("spiff").setLevel(logging.WARNING)
+    from . import logs
+    logs.configure()
     return app
 
 

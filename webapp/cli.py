@@ -44,9 +44,8 @@ database_option = click.option("--database", "database_url", default=None, envva
 @click.group()
 def main() -> None:
     """Rule 130 of the Rajasthan Panchayati Raj Rules, 1996, run as a BPMN workflow."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    for noisy in ("spiff", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from . import logs
+    logs.configure()
 
 
 @main.command("init-db")

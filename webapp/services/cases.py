@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 import handlers
 from handlers.context import HandlerContext
 
-from .. import casefile, clock, fees, legal_time
+from .. import casefile, clock, fees, legal_time, logs
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
 from ..errors import DeadlinePassed, NotFound, NotPermitted, Refused
@@ -39,6 +39,7 @@ class CaseRun:
     def __init__(self, session: Session, case: Case, user: User | None, *,
                  start_data: dict[str, Any] | None = None) -> None:
         self.session, self.case, self.user = session, case, user
+        logs.bind_case(case.case_number)  # every log line of this unit of work names the case
         self.cf: CaseFile = casefile.load(case.file_json)
         self.loaded = repository.load(session.get(ProcessVersion, case.process_version_id))
         self.ledger = ledger.CaseLedger(session, case, user.id if user else None)

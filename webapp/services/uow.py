@@ -7,6 +7,7 @@ A lost optimistic-lock race becomes :class:`Conflict` with a message the officer
 
 from __future__ import annotations
 
+import contextvars
 import json
 from typing import Any, Callable, TypeVar
 
@@ -36,7 +37,8 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
     """
     with sessions() as session:
         try:
-            result = fn(session, *args, **kwargs)
+            # a copy of the context: the case number a CaseRun binds for the logs stays in this unit
+            result = contextvars.copy_context().run(fn, session, *args, **kwargs)
             session.commit()
             return result
         except StaleDataError:

@@ -17,4 +17,6 @@ def register(app: Flask) -> None:
     app.register_blueprint(openapi.bp)
     app.register_blueprint(security.bp)
     app.register_blueprint(notify.bp)
+    from . import monitor
+    app.register_blueprint(monitor.bp)
     errors.register(app)
