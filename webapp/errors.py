@@ -72,3 +72,25 @@ class EngineFailure(Rule130Error):
 
     code = "engine_failure"
     status = 500
+
+
+class TaskFailed(EngineFailure):
+    """A diagram element of a case failed while the case ran (handler error, refused script, timer
+    expression, ledger invariant): the unit of work is rolled back and an incident opened
+    (webapp.services.incidents). ``kind`` names the failure; ``snapshot`` holds the data at it."""
+
+    code = "task_failed"
+
+    def __init__(self, message: str, *, case_id: int, element_id: str | None = None, element_name: str | None = None,
+                 kind: str = "handler_error", snapshot: dict | None = None) -> None:
+        super().__init__(message)
+        self.case_id, self.element_id, self.element_name = case_id, element_id, element_name
+        self.kind, self.snapshot = kind, snapshot or {}
+
+
+class CaseHeld(Refused):
+    """The case is held by an open incident (HTTP 409): nothing can be done in it until an
+    administrator retries or skips the failed step; the message says which step and why."""
+
+    code = "case_held"
+    status = 409

@@ -209,6 +209,25 @@ def _unwrap(error: Exception) -> Exception:
     return inner if isinstance(inner, Rule130Error) else error
 
 
+def _name_element(failure: Exception, error: WorkflowTaskException) -> None:
+    """Attach the failing element (id, name, kind of failure, its task data) to ``failure``."""
+    task = getattr(error, "task", None)
+    spec = getattr(task, "task_spec", None)
+    cause = getattr(error, "exception", None) or error.__cause__
+    failure.element_id = getattr(spec, "bpmn_id", None)  # type: ignore[attr-defined]
+    failure.element_name = getattr(spec, "bpmn_name", None)  # type: ignore[attr-defined]
+    failure.task_data = dict(getattr(task, "data", None) or {})  # type: ignore[attr-defined]
+    if type(cause).__name__ == "ScriptRefused" or "ScriptRefused" in str(error):
+        kind = "script_refused"
+    elif isinstance(getattr(spec, "event_definition", None), (TimerEventDefinition, MultipleEventDefinition)):
+        kind = "timer_expression"
+    elif str(getattr(failure, "message", "")).startswith("ledger:"):
+        kind = "ledger_invariant"
+    else:
+        kind = "handler_error"
+    failure.kind = kind  # type: ignore[attr-defined]
+
+
 def fired_timer(task: Any) -> ArmedTimer | None:
     """The timer that ``task`` (just completed) stands for, with its due instant; else None.
 
@@ -263,9 +282,11 @@ def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
     except WorkflowTaskException as error:
         inner = _unwrap(error)
         if inner is not error:
+            _name_element(inner, error)
             raise inner from None
-        raise EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}",
-                            ) from error
+        failure = EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}")
+        _name_element(failure, error)
+        raise failure from error
     return sorted(fired, key=lambda t: t.due)
 
 

@@ -19,7 +19,7 @@ from handlers.context import HandlerContext
 from .. import casefile, clock, fees, legal_time, logs
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
-from ..errors import DeadlinePassed, NotFound, NotPermitted, Refused
+from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
 from . import ledger, notifications, repository, users
@@ -73,9 +73,35 @@ class CaseRun:
                                                   else None),
                                    detail_json=json.dumps(detail or {}, default=str)))
 
+    def _held(self) -> None:
+        if self.case.held_incident_id is not None:
+            from . import incidents
+            incident = incidents.holding(self.session, self.case)
+            raise CaseHeld(incidents.held_message(self.case.case_number, incident), incident_id=incident.id)
+
+    def _failed(self, failure: EngineFailure, element_id: str | None = None, kind: str | None = None) -> TaskFailed:
+        """``failure`` of a diagram element as a :class:`TaskFailed` of this case, with a data snapshot."""
+        return TaskFailed(failure.message, case_id=self.case.id,
+                          element_id=getattr(failure, "element_id", None) or element_id,
+                          element_name=getattr(failure, "element_name", None),
+                          kind=kind or getattr(failure, "kind", "handler_error"),
+                          snapshot={"task_data": getattr(failure, "task_data", {}),
+                                    "case_file": json.loads(casefile.dump(self.cf))})
+
     def run(self) -> list[runtime.ArmedTimer]:
-        """Fire due timers and run engine steps; record every firing with its lateness."""
-        fired = runtime.run(self.wf)
+        """Fire due timers and run engine steps; record every firing with its lateness.
+
+        Raises:
+            CaseHeld: the case is held by an open incident.
+            TaskFailed: an element failed (handler, script, timer expression, ledger invariant).
+        """
+        self._held()
+        try:
+            fired = runtime.run(self.wf)
+        except TaskFailed:
+            raise
+        except EngineFailure as failure:
+            raise self._failed(failure) from failure
         now = clock.now()
         for timer in fired:
             lateness = (now - timer.due).total_seconds()
@@ -103,7 +129,13 @@ class CaseRun:
         self.case.updated_at = clock.now()
         if closed and self.case.status != "completed":
             self.case.status, self.case.closed_at = "completed", clock.now()
-        ledger.check_invariants(self.session, self.case, closed)
+        self._held()
+        try:
+            ledger.check_invariants(self.session, self.case, closed)
+        except TaskFailed:
+            raise
+        except EngineFailure as failure:
+            raise self._failed(failure, kind="ledger_invariant") from failure
         self.session.flush()
 
 

@@ -84,7 +84,8 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
                    .where(TimerFiring.fired_at > now - timedelta(hours=1), TimerFiring.fired_at <= now), user)
     lags = list(session.scalars(hour))
     overdue = _scoped(select(Case.next_timer_due).join(Panchayat, Panchayat.id == Case.panchayat_id)
-                      .where(Case.status == "running", Case.next_timer_due.is_not(None), Case.next_timer_due < now),
+                      .where(Case.status == "running", Case.held_incident_id.is_(None),
+                             Case.next_timer_due.is_not(None), Case.next_timer_due < now),
                       user)
     due = list(session.scalars(overdue))
     return LagReport(recent=recent, hour_count=len(lags),
@@ -118,8 +119,8 @@ def counts(session: Session, now: datetime) -> dict[str, float]:
     fired = session.scalar(select(func.count(TimerFiring.id))) or 0
     tasks = session.scalar(select(func.count(CaseEvent.id)).where(CaseEvent.kind == "task")) or 0
     overdue = session.execute(select(func.count(Case.id), func.min(Case.next_timer_due))
-                              .where(Case.status == "running", Case.next_timer_due.is_not(None),
-                                     Case.next_timer_due < now)).one()
+                              .where(Case.status == "running", Case.held_incident_id.is_(None),
+                                     Case.next_timer_due.is_not(None), Case.next_timer_due < now)).one()
     oldest = 0.0
     if overdue[1] is not None:
         earliest = overdue[1] if overdue[1].tzinfo else overdue[1].replace(tzinfo=now.tzinfo)
@@ -141,5 +142,8 @@ def metric_families(session: Session, now: datetime) -> Iterator[Any]:
                               value=totals["tasks_completed"])
     yield GaugeMetricFamily("rule130_timers_overdue", "Running cases whose next timer is due but not fired",
                             value=totals["overdue"])
+    from .incidents import open_count
+    yield GaugeMetricFamily("rule130_open_incidents", "Incidents holding a case, not yet retried or skipped",
+                            value=open_count(session))
     yield GaugeMetricFamily("rule130_timer_oldest_overdue_seconds", "How long the oldest overdue timer has waited",
                             value=totals["oldest_overdue"])

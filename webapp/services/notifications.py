@@ -19,6 +19,8 @@ TEMPLATES: dict[str, str] = {
     "outcome_final": "{case}: the Panchayat's decision is final (Rule 130(e) proviso).",
     "feeding_charges_due": "{case}: the cattle were delivered; pay the feeding charges (Rule 130(d)).",
     "case_closed": "{case}: the case is closed.",
+    "incident_opened": "{case}: held by incident {incident}: “{element}” failed ({error}). Fix the cause, then "
+                       "retry or skip it on the incidents page.",
     "objection_filed": "{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c)).",
     "appeal_filed": "{case}: an appeal was filed by {appellant} (Rule 130(e) proviso).",
     "task_ready": "{case}: the task '{task}' is ready for you.",
@@ -42,6 +44,10 @@ def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
             query = query.where(User.id == case.receiving_officer_id)
         elif role == "appellate_authority":
             query = query.where(User.samiti_code == panchayat.samiti_code)
+        elif role == "administrator":  # installation-wide, the case's Samiti, or its Panchayat
+            query = query.where(((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
+                                | (User.samiti_code == panchayat.samiti_code)
+                                | (User.panchayat_id == case.panchayat_id))
         else:
             query = query.where(User.panchayat_id == case.panchayat_id)
         found.extend(session.scalars(query))

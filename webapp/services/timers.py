@@ -54,7 +54,9 @@ def dialect_name(sessions: sessionmaker[Session]) -> str:
 
 
 def _due(now: datetime):
-    return select(Case).where(Case.status == "running", Case.next_timer_due.is_not(None), Case.next_timer_due < now)
+    """Running cases, not held by an incident, whose next timer is due."""
+    return select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
+                              Case.next_timer_due.is_not(None), Case.next_timer_due < now)
 
 
 def due_case_ids(session: Session, now: datetime, limit: int = 100) -> list[int]:
@@ -165,6 +167,7 @@ def fire_due(sessions: sessionmaker[Session], limit: int = 100) -> int:
 def next_due(sessions: sessionmaker[Session]) -> datetime | None:
     with sessions() as session:
         return session.scalar(select(Case.next_timer_due).where(Case.status == "running",
+                                                                Case.held_incident_id.is_(None),
                                                                 Case.next_timer_due.is_not(None))
                               .order_by(Case.next_timer_due).limit(1))
 
@@ -321,8 +324,9 @@ def overdue(session: Session, now: datetime, grace_seconds: float = 5.0) -> tupl
         (how many cases, the oldest lag in seconds; 0.0 when none) — what the health check reports.
     """
     limit = now - timedelta(seconds=grace_seconds)
-    rows = list(session.scalars(select(Case.next_timer_due).where(
-        Case.status == "running", Case.next_timer_due.is_not(None), Case.next_timer_due < limit)))
+    rows = list(session.scalars(select(Case.next_timer_due).where(  # held cases are incidents, not lag
+        Case.status == "running", Case.held_incident_id.is_(None), Case.next_timer_due.is_not(None),
+        Case.next_timer_due < limit)))
     if not rows:
         return 0, 0.0
     return len(rows), max((now - due).total_seconds() for due in rows)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .. import clock
-from ..errors import Conflict, NotFound, Rule130Error
+from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
 from ..store.models import Case, CaseEvent, User
 
 T = TypeVar("T")
@@ -44,6 +44,11 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
         except StaleDataError:
             session.rollback()
             error: Rule130Error = Conflict(CONFLICT_MESSAGE)
+        except TaskFailed as failed:  # rolled back; the incident and the hold are their own transaction
+            session.rollback()
+            from . import incidents
+            held = incidents.open_incident(sessions, failed, action, user)
+            raise held from None
         except Rule130Error as refused:
             session.rollback()
             error = refused

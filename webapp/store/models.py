@@ -123,6 +123,7 @@ class Case(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    held_incident_id: Mapped[int | None] = mapped_column(Integer)  # the open incident holding the case
 
     __mapper_args__ = {"version_id_col": lock_version}
 
@@ -235,3 +236,24 @@ class DeadlineReminder(Base):
     element_id: Mapped[str] = mapped_column(String(100))
     due_at: Mapped[datetime] = mapped_column(UTCDateTime())
     sent_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Incident(Base):
+    """A step of a case that failed (webapp.services.incidents): the case is held until it is handled."""
+
+    __tablename__ = "incident"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    element_id: Mapped[str | None] = mapped_column(String(100))
+    element_name: Mapped[str | None] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))  # handler_error | script_refused | timer_expression | ledger_invariant
+    message: Mapped[str] = mapped_column(Text)
+    data_json: Mapped[str] = mapped_column(Text, default="{}")
+    action: Mapped[str] = mapped_column(String(64))  # what was being done: fire_timers, complete_task, ...
+    raised_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    status: Mapped[str] = mapped_column(String(16), default="open", index=True)  # open | retried | skipped
+    attempts: Mapped[int] = mapped_column(Integer, default=1)
+    actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    resolved_by_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    resolution_note: Mapped[str] = mapped_column(Text, default="")

@@ -19,4 +19,6 @@ def register(app: Flask) -> None:
     app.register_blueprint(notify.bp)
     from . import monitor
     app.register_blueprint(monitor.bp)
+    from . import incidents
+    app.register_blueprint(incidents.bp)
     errors.register(app)
