@@ -81,9 +81,10 @@ class CaseRun:
 
     def _failed(self, failure: EngineFailure, element_id: str | None = None, kind: str | None = None) -> TaskFailed:
         """``failure`` of a diagram element as a :class:`TaskFailed` of this case, with a data snapshot."""
-        return TaskFailed(failure.message, case_id=self.case.id,
-                          element_id=getattr(failure, "element_id", None) or element_id,
-                          element_name=getattr(failure, "element_name", None),
+        element_id = getattr(failure, "element_id", None) or element_id
+        spec = runtime.task_spec_by_id(self.loaded.parsed, element_id) if element_id else None
+        return TaskFailed(failure.message, case_id=self.case.id, element_id=element_id,
+                          element_name=getattr(failure, "element_name", None) or getattr(spec, "bpmn_name", None),
                           kind=kind or getattr(failure, "kind", "handler_error"),
                           snapshot={"task_data": getattr(failure, "task_data", {}),
                                     "case_file": json.loads(casefile.dump(self.cf))})
@@ -135,7 +136,8 @@ class CaseRun:
         except TaskFailed:
             raise
         except EngineFailure as failure:
-            raise self._failed(failure, kind="ledger_invariant") from failure
+            # the element whose postings broke it: the last handler that posted in this unit of work
+            raise self._failed(failure, element_id=self.ledger.posted_by, kind="ledger_invariant") from failure
         self.session.flush()
 
 

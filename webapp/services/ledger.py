@@ -34,6 +34,7 @@ class CaseLedger:
     def __init__(self, session: Session, case: Case, officer_id: int | None) -> None:
         self.session, self.case, self.officer_id = session, case, officer_id
         self.element_id: str | None = None
+        self.posted_by: str | None = None  # the element of the latest posting (named by an incident)
 
     def post(self, from_account: str, to_account: str, amount: Decimal, *, kind: str, clause: str,
              memo: str = "") -> None:
@@ -51,6 +52,7 @@ class CaseLedger:
                                      from_account=from_account, to_account=to_account, amount=amount, kind=kind,
                                      clause=clause, element_id=self.element_id, officer_id=self.officer_id,
                                      memo=memo))
+        self.posted_by = self.element_id
         self.session.flush()
 
     def balance(self, account: str) -> Decimal:
