@@ -20,6 +20,7 @@ csrf = CSRFProtect()
 login_manager = LoginManager()
 login_manager.login_view = "auth.login"
 login_manager.login_message = "Please sign in to continue."
+login_manager.session_protection = "strong"  # a session cookie moved to another browser/address is dropped
 
 
 def _secret_key(instance_path: str) -> str:
@@ -42,11 +43,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """
     app = Flask(__name__, instance_relative_config=True)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    from .web import hardening
+    app.config.from_mapping(hardening.defaults())
     app.config.from_mapping(
         DATABASE_URL=db.default_url(app.instance_path),
         RUN_TIMER_WORKER=False,
-        SESSION_COOKIE_HTTPONLY=True,
-        SESSION_COOKIE_SAMESITE="Lax",
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     if test_config:
@@ -75,6 +76,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     from .web import register
     register(app)
+    hardening.init_app(app)
 
     if app.config["RUN_TIMER_WORKER"]:
         start_timer_worker(app)

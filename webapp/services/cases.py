@@ -288,6 +288,7 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
         DeadlinePassed: after the end of the last day of the period (the message names it).
         Refused: no notice yet, no name, or the same person's claim already pending.
     """
+    get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
     objector = _text(objector, "the objector's name", "objector")
     run = _open_run(session, user, case_id)
@@ -334,6 +335,7 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
         DeadlinePassed: after the last day of the appeal period (named).
         Refused: no decision yet, or an appeal already pending.
     """
+    get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
     appellant = _text(appellant, "the appellant's name", "appellant")
     case = get_case(session, user, case_id)
@@ -371,6 +373,7 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     Raises:
         Refused: unknown animal, already gone, or no longer in the pound.
     """
+    get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "pound_keeper")
     if kind not in ("death", "escape"):
         raise Refused(f"unknown animal event {kind!r}; use death or escape")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .. import clock
-from ..errors import NotFound, NotPermitted, Refused
+from ..errors import NotFound, NotPermitted, Refused, Rule130Error
 from ..store.models import ApiToken, Case, Panchayat, User
 
 _DUMMY_HASH = generate_password_hash("not a real password")
@@ -77,12 +79,73 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user with this name and password, else None (the same work either way, so the
-    response time does not tell which user names exist)."""
+    response time does not tell which user names exist). Neither counts failures nor rehashes:
+    :func:`sign_in` does, for the sign-in page."""
     user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
     if user is None:
         check_password_hash(_DUMMY_HASH, password)
         return None
     return user if check_password_hash(user.password_hash, password) else None
+
+
+MAX_FAILED_SIGN_INS = 5
+LOCKOUT = timedelta(minutes=15)
+PASSWORD_METHOD = "scrypt"  # werkzeug's scrypt: n=2**15, r=8, p=1
+
+
+class LockedOut(Rule130Error):
+    """Too many failed sign-ins in a row: the account is locked until ``until`` (HTTP 429)."""
+
+    code = "locked_out"
+    status = 429
+
+    def __init__(self, until: datetime) -> None:
+        minutes = max(1, math.ceil((until - clock.now()).total_seconds() / 60))
+        super().__init__(f"This account is locked after {MAX_FAILED_SIGN_INS} failed sign-ins in a row. "
+                         f"Try again in {minutes} minute{'s' if minutes != 1 else ''}, or ask an "
+                         "administrator to check the account.", until=until)
+        self.until = until
+
+
+def needs_rehash(password_hash: str, method: str = PASSWORD_METHOD) -> bool:
+    """True when a stored hash is not werkzeug's ``method`` with today's parameters (e.g. an older
+    pbkdf2 hash, or scrypt with a lower cost): it is replaced at the next successful sign-in."""
+    current = generate_password_hash("x", method=method).split("$", 1)[0]
+    return password_hash.split("$", 1)[0] != current
+
+
+def sign_in(session: Session, username: str, password: str, *, method: str = PASSWORD_METHOD) -> User | None:
+    """Check a sign-in; the caller commits (the failure count and a rehash are written).
+
+    A wrong password for a known user counts one failure; the fifth in a row locks the account for
+    15 minutes (:class:`LockedOut`, also raised for any attempt while locked, right password or
+    not). A success clears the count and, when the stored hash is weaker than ``method``
+    (werkzeug's hash method, scrypt by default), stores a new hash of the same password.
+    Returns the user, or None for a wrong name or password (the same work either way).
+    Raises:
+        LockedOut: the account is locked; the message says for how long.
+    """
+    user = session.scalar(select(User).where(User.username == username, User.active.is_(True))
+                          .with_for_update())
+    if user is None:
+        check_password_hash(_DUMMY_HASH, password)
+        return None
+    now = clock.now()
+    if user.locked_until is not None and user.locked_until > now:
+        raise LockedOut(user.locked_until)
+    if not check_password_hash(user.password_hash, password):
+        user.failed_logins = (user.failed_logins or 0) + 1
+        if user.failed_logins >= MAX_FAILED_SIGN_INS:
+            user.failed_logins = 0
+            user.locked_until = now + LOCKOUT
+        session.flush()
+        return None
+    user.failed_logins = 0
+    user.locked_until = None
+    if needs_rehash(user.password_hash, method):
+        user.password_hash = generate_password_hash(password, method=method)
+    session.flush()
+    return user
 
 
 def _digest(token: str) -> str:

@@ -69,6 +69,9 @@ class User(Base):
     language: Mapped[str] = mapped_column(String(8), default="en")
     active: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # sign-in lockout (webapp.services.users.sign_in): consecutive failures and the lock's end
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ApiToken(Base):

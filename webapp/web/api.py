@@ -26,7 +26,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTT
 
 from .. import casefile
 from ..app import csrf, db_session, sessions
-from ..errors import NotFound as RuleNotFound, Refused, Rule130Error
+from ..errors import NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
 from ..services import cases, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, User
 
@@ -355,6 +355,9 @@ def list_cases() -> Response:
 @bp.post("/cases")
 def start_case() -> Response:
     """The pound keeper records impounded cattle: a new case (201)."""
+    if _user().role != "pound_keeper":  # the role before the body, as the service would (403 either way)
+        raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
+                           f"{_user().role.replace('_', ' ')}")
     body = _body()
     animals = body.get("animals")
     if not isinstance(animals, list) or not all(isinstance(a, dict) for a in animals):

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import session as flask_session
 from flask_login import current_user, login_user, logout_user
 
 from ..app import db_session
@@ -49,7 +50,9 @@ def _safe_next(target: str | None) -> str | None:
 
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Any:
-    """GET: the sign-in form. POST: check the user name and password; a failure says so (200)."""
+    """GET: the sign-in form. POST: check the user name and password; a failure says so (200), a
+    locked account says for how long (429; :func:`webapp.services.users.sign_in`). POST is rate
+    limited per client address (429 beyond ``LOGIN_RATE_LIMIT``, :mod:`webapp.web.hardening`)."""
     next_url = _safe_next(request.values.get("next"))
     if request.method == "GET":
         if signed_in_user() is not None:
@@ -57,11 +60,21 @@ def login() -> Any:
         return render_template("auth/login.html", next_url=next_url, username="", error=None)
     username = (request.form.get("username") or "").strip()
     password = request.form.get("password") or ""
-    user = users.authenticate(db_session(), username, password) if username and password else None
+    session = db_session()
+    try:
+        user = users.sign_in(session, username, password) if username and password else None
+        session.commit()  # the failure count, the lock, a stronger hash
+    except users.LockedOut as locked:
+        session.rollback()
+        log.warning("sign-in refused for locked user name %r", username[:80])
+        return render_template("auth/login.html", next_url=next_url, username=username,
+                               error=locked.message), 429
     if user is None:
         log.info("failed sign-in for user name %r", username[:80])
         return render_template("auth/login.html", next_url=next_url, username=username,
                                error="The user name or the password is not right. Try again.")
+    # a new session at sign-in: nothing set before it (a planted session, the old CSRF token) survives
+    flask_session.clear()
     login_user(LoginUser(user))
     flash(f"Signed in as {user.display_name}.", "success")
     return redirect(next_url or url_for("officer.my_tasks"))
@@ -71,6 +84,7 @@ def login() -> Any:
 def logout() -> Any:
     """Sign out (a POST form, so a link or an image cannot sign anyone out)."""
     logout_user()
+    flask_session.clear()
     flash("You have signed out.", "success")
     return redirect(url_for("auth.login"))
 

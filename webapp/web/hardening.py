@@ -1,0 +1,75 @@
+"""Web hardening: security headers with a Content-Security-Policy (flask-talisman), secure
+session cookies, and the sign-in rate limit (Flask-Limiter).
+
+Configuration (``create_app`` config keys; the environment variable in brackets sets the default):
+
+- ``SESSION_COOKIE_SECURE`` [``RULE130_SECURE_COOKIES``, default on]: the session cookie is sent
+  over HTTPS only. Set ``RULE130_SECURE_COOKIES=0`` for a plain-HTTP run on your own machine
+  (``scripts/run.sh`` does), never on a server reached over a network.
+- ``LOGIN_RATE_LIMIT`` [``RULE130_LOGIN_RATE_LIMIT``, default ``10 per minute;50 per hour``]:
+  sign-in attempts (POST /login) per client address (Flask-Limiter's notation).
+- ``RATELIMIT_STORAGE_URI`` [``RULE130_RATELIMIT_STORAGE_URI``, default ``memory://``]: where the
+  counts live; with several server processes use Redis, e.g. ``redis://127.0.0.1:6379/0`` (needs
+  the ``redis`` package).
+
+The policy allows scripts, styles, images, fonts and fetches from this site only: no inline
+script or style attribute (the pages keep theirs in ``static/``), no plugin, no framing. bpmn-js
+draws with the DOM and CSSOM, which the policy allows; its CSS comes from ``/vendor/bpmn-js``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from flask import Flask
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from flask_talisman import Talisman
+
+CONTENT_SECURITY_POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "img-src": "'self' data:",
+    "font-src": "'self' data:",
+    "connect-src": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'self'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def defaults() -> dict[str, object]:
+    """The configuration defaults of this module (from the environment; see the module docstring)."""
+    return {
+        "SESSION_COOKIE_SECURE": _flag("RULE130_SECURE_COOKIES", True),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "LOGIN_RATE_LIMIT": os.environ.get("RULE130_LOGIN_RATE_LIMIT") or "10 per minute;50 per hour",
+        "RATELIMIT_STORAGE_URI": os.environ.get("RULE130_RATELIMIT_STORAGE_URI") or "memory://",
+        "RATELIMIT_HEADERS_ENABLED": True,
+    }
+
+
+def init_app(app: Flask) -> None:
+    """Install the headers and the sign-in rate limit on ``app`` (after its blueprints)."""
+    secure = bool(app.config["SESSION_COOKIE_SECURE"])
+    Talisman(app, force_https=False, session_cookie_secure=secure, session_cookie_http_only=True,
+             session_cookie_samesite=app.config["SESSION_COOKIE_SAMESITE"],
+             content_security_policy=CONTENT_SECURITY_POLICY, frame_options="DENY",
+             referrer_policy="same-origin", strict_transport_security=True)
+    app.config["SESSION_COOKIE_SECURE"] = secure  # Talisman turns it on in its before_request
+    limiter = Limiter(get_remote_address, app=app, storage_uri=app.config["RATELIMIT_STORAGE_URI"])
+    app.extensions["rule130.limiter"] = limiter
+    login_view = app.view_functions["auth.login"]
+    app.view_functions["auth.login"] = limiter.limit(app.config["LOGIN_RATE_LIMIT"], methods=["POST"],
+                                                     error_message="Too many sign-in attempts from your "
+                                                     "address. Wait a minute and try again.")(login_view)
