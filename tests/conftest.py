@@ -100,7 +100,7 @@ def officers(sessions):
 def app(database_url, sessions, officers):
     from webapp import create_app
     application = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
-                              "WTF_CSRF_ENABLED": False})
+                              "WTF_CSRF_ENABLED": False, "PASSWORD_HASH_METHOD": FAST_HASH})
     yield application
     application.extensions["rule130.engine"].dispose()
 

@@ -105,7 +105,12 @@ def test_secure_cookies_can_be_turned_off_for_a_plain_http_run(database_url, off
         app.extensions["rule130.engine"].dispose()
 
 
-def test_an_older_password_hash_still_works_and_is_replaced_by_scrypt_at_sign_in(client, sessions):
+def test_an_older_password_hash_still_works_and_is_replaced_by_scrypt_at_sign_in(database_url, sessions, officers):
+    from webapp import create_app
+    app = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
+                      "WTF_CSRF_ENABLED": False})  # the default method: scrypt
+    assert app.config["PASSWORD_HASH_METHOD"] == "scrypt"
+    client = app.test_client()
     with sessions() as session:
         before = session.scalar(select(User.password_hash).where(User.username == "sec"))
     assert before.startswith("pbkdf2:sha256:1000$")
@@ -118,6 +123,7 @@ def test_an_older_password_hash_still_works_and_is_replaced_by_scrypt_at_sign_in
     assert _post_login(client, "sec", PASSWORD).status_code == 302
     client.post("/logout")
     assert _post_login(client, "sec", "wrong password").status_code == 200
+    app.extensions["rule130.engine"].dispose()
 
 
 def _csp(response) -> dict[str, str]:

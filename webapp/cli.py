@@ -331,6 +331,28 @@ def demo_data(password: str, database_url: str | None) -> None:
         click.echo(f"{fired} timer(s) fired")
 
 
+@main.group()
+def audit() -> None:
+    """The tamper-evident audit trail (hash-chained entries of every state change)."""
+
+
+@audit.command("verify")
+@database_option
+def audit_verify(database_url: str | None) -> None:
+    """Recompute the audit trail's hash chain. Exit 0 when intact (prints the count and the head
+    hash: keep it to detect a later truncation), 2 naming the first altered or missing entry."""
+    from .store import audit as trail
+
+    with _sessions(database_url)() as session:
+        verdict = trail.verify(session)
+    if verdict.ok:
+        click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}")
+        return
+    click.echo(f"audit trail BROKEN at entry {verdict.broken_seq} (row id {verdict.broken_id}): {verdict.reason}; "
+               f"{verdict.checked} entries before it are intact", err=True)
+    sys.exit(2)
+
+
 def run() -> None:
     """The console script: ``main`` with database errors turned into a plain message (exit 2)."""
     from sqlalchemy.exc import OperationalError, ProgrammingError

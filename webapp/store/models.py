@@ -260,3 +260,19 @@ class Incident(Base):
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     resolved_by_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     resolution_note: Mapped[str] = mapped_column(Text, default="")
+
+
+class AuditEntry(Base):
+    """One entry of the tamper-evident audit trail (webapp.services.audit): ``hash`` is the SHA-256
+    of the entry's canonical JSON and the previous entry's hash. Appended only, never edited."""
+
+    __tablename__ = "audit_entry"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, unique=True)  # 1, 2, 3 ... with no gap; unique: no fork
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(40))
+    actor: Mapped[str | None] = mapped_column(String(80))
+    case_id: Mapped[int | None] = mapped_column(Integer, index=True)  # no foreign key: the trail outlives rows
+    detail_json: Mapped[str] = mapped_column(Text)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))

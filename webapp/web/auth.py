@@ -6,12 +6,13 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask import session as flask_session
 from flask_login import current_user, login_user, logout_user
 
 from ..app import db_session
 from ..services import notifications, users
+from ..store import audit
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("rule130.web")
@@ -61,11 +62,17 @@ def login() -> Any:
     username = (request.form.get("username") or "").strip()
     password = request.form.get("password") or ""
     session = db_session()
+    address = {"address": request.remote_addr}
     try:
-        user = users.sign_in(session, username, password) if username and password else None
-        session.commit()  # the failure count, the lock, a stronger hash
+        user = (users.sign_in(session, username, password, method=current_app.config["PASSWORD_HASH_METHOD"])
+                if username and password else None)
+        audit.record(session, "auth.sign_in" if user else "auth.sign_in_failed", actor=username[:80] or None,
+                     detail=address)
+        session.commit()  # the failure count, the lock, a stronger hash, the audit entry
     except users.LockedOut as locked:
         session.rollback()
+        audit.record(session, "auth.locked_out", actor=username[:80], detail=address)
+        session.commit()
         log.warning("sign-in refused for locked user name %r", username[:80])
         return render_template("auth/login.html", next_url=next_url, username=username,
                                error=locked.message), 429

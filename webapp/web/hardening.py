@@ -56,6 +56,8 @@ def defaults() -> dict[str, object]:
         "LOGIN_RATE_LIMIT": os.environ.get("RULE130_LOGIN_RATE_LIMIT") or "10 per minute;50 per hour",
         "RATELIMIT_STORAGE_URI": os.environ.get("RULE130_RATELIMIT_STORAGE_URI") or "memory://",
         "RATELIMIT_HEADERS_ENABLED": True,
+        # werkzeug's hash method for passwords; a weaker stored hash is replaced at sign-in
+        "PASSWORD_HASH_METHOD": "scrypt",
     }
 
 

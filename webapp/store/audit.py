@@ -1,0 +1,216 @@
+"""The tamper-evident audit trail: every state change appended, hash-chained, in its own transaction.
+
+Each :class:`~webapp.store.models.AuditEntry` carries ``hash = SHA-256(canonical JSON of the entry
+(seq, at, kind, actor, case_id, detail_json) + previous entry's hash)``; the first entry's previous
+hash is 64 zeros. Changing, inserting or deleting any entry but the last breaks every hash after
+it, and :func:`verify` names the first entry that no longer matches.
+
+What is recorded, and how: a SQLAlchemy ``before_flush`` hook on every session turns each new case
+history row (task completed, timer fired, case started, refusal, notification), ledger entry,
+deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
+change; a new password hash), and API token made or revoked into an entry, added to the same
+flush — so the entry commits or rolls back with the change itself. Sign-ins are recorded by
+:func:`record` (the sign-in page). New code that writes these rows is covered without a call.
+
+Concurrent writers: on PostgreSQL the chain head is serialized with a transaction-level advisory
+lock (``pg_advisory_xact_lock``), held until the writer commits; on SQLite the database's single
+writer does it. The unique ``seq`` refuses a fork should anything slip through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import timezone
+from typing import Any, Iterator
+
+from sqlalchemy import event, inspect, select, text
+from sqlalchemy.orm import Session
+
+from .. import clock
+from .models import ApiToken, AuditEntry, CaseEvent, LedgerEntry, ProcessVersion, User
+
+GENESIS = "0" * 64
+ADVISORY_LOCK_KEY = 1301996  # any constant: the one lock that serializes the chain head
+PERMISSION_FIELDS = ("role", "panchayat_id", "samiti_code", "active")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, no spaces, UTF-8 text kept as is: one text for one value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def entry_hash(seq: int, at: Any, kind: str, actor: str | None, case_id: int | None, detail_json: str,
+               prev_hash: str) -> str:
+    """SHA-256 (hex) of the entry's canonical JSON followed by the previous entry's hash."""
+    payload = canonical_json({"seq": seq, "at": at.astimezone(timezone.utc).isoformat(timespec="microseconds"),
+                              "kind": kind, "actor": actor, "case_id": case_id, "detail_json": detail_json})
+    return hashlib.sha256((payload + prev_hash).encode("utf-8")).hexdigest()
+
+
+def record(session: Session, kind: str, *, actor: str | None = None, case_id: int | None = None,
+           detail: dict[str, Any] | None = None) -> AuditEntry:
+    """Append an entry explicitly (e.g. ``auth.sign_in``); it is chained when the session flushes,
+    in the caller's transaction."""
+    entry = AuditEntry(kind=kind, actor=actor, case_id=case_id, detail_json=canonical_json(detail or {}))
+    session.add(entry)
+    return entry
+
+
+# -- the hook -------------------------------------------------------------------------------------
+
+def _head(session: Session) -> tuple[int, str]:
+    """The last entry's (seq, hash), after taking the lock that serializes the chain head until
+    this transaction ends (PostgreSQL: an advisory lock; SQLite: the database's write lock, taken
+    by a write that changes nothing, so the head cannot move between reading it and appending)."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
+    elif dialect == "sqlite":
+        session.execute(text("UPDATE audit_entry SET seq = seq WHERE 1 = 0"))
+    row = session.execute(select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)).first()
+    return (row[0], row[1]) if row else (0, GENESIS)
+
+
+def _username(session: Session, user_id: int | None, cache: dict[int, str | None]) -> str | None:
+    if user_id is None:
+        return None
+    if user_id not in cache:
+        user = session.get(User, user_id)
+        cache[user_id] = user.username if user is not None else f"user {user_id}"
+    return cache[user_id]
+
+
+def _changes(obj: Any, fields: tuple[str, ...]) -> dict[str, list[Any]]:
+    state = inspect(obj)
+    out = {}
+    for name in fields:
+        history = state.attrs[name].history
+        if history.has_changes():
+            before = history.deleted[0] if history.deleted else None
+            after = history.added[0] if history.added else None
+            if before != after:
+                out[name] = [before, after]
+    return out
+
+
+def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | None]) -> list[AuditEntry]:
+    """The entries one new or changed row calls for (none for rows that are not audited)."""
+    if isinstance(obj, CaseEvent) and new:
+        try:
+            detail = json.loads(obj.detail_json or "{}")
+        except ValueError:
+            detail = {"raw": obj.detail_json}
+        return [AuditEntry(kind=f"case.{obj.kind}", actor=_username(session, obj.actor_user_id, names),
+                           case_id=obj.case_id, detail_json=canonical_json(
+                               {"name": obj.name, "element_id": obj.element_id, "actor_role": obj.actor_role,
+                                "detail": detail}))]
+    if isinstance(obj, LedgerEntry) and new:
+        return [AuditEntry(kind="ledger.entry", actor=_username(session, obj.officer_id, names), case_id=obj.case_id,
+                           detail_json=canonical_json(
+                               {"from": obj.from_account, "to": obj.to_account, "amount": f"{obj.amount:.2f}",
+                                "kind": obj.kind, "clause": obj.clause, "element_id": obj.element_id,
+                                "memo": obj.memo}))]
+    if isinstance(obj, ProcessVersion) and new:
+        return [AuditEntry(kind="process.deployed", actor=obj.deployed_by, detail_json=canonical_json(
+            {"process_id": obj.process_id, "version": obj.version, "content_hash": obj.content_hash,
+             "note": obj.note}))]
+    if isinstance(obj, User):
+        if new:
+            return [AuditEntry(kind="user.created", actor=obj.username, detail_json=canonical_json(
+                {"username": obj.username, "role": obj.role, "panchayat_id": obj.panchayat_id,
+                 "samiti_code": obj.samiti_code}))]
+        out = []
+        changed = _changes(obj, PERMISSION_FIELDS)
+        if changed:
+            out.append(AuditEntry(kind="user.permission_changed", actor=obj.username,
+                                  detail_json=canonical_json({"username": obj.username, "changes": changed})))
+        if _changes(obj, ("password_hash",)):
+            out.append(AuditEntry(kind="user.password_hash_changed", actor=obj.username,
+                                  detail_json=canonical_json({"username": obj.username,
+                                                              "method": obj.password_hash.split("$", 1)[0]})))
+        return out
+    if isinstance(obj, ApiToken):
+        owner = _username(session, obj.user_id, names)
+        if new:
+            return [AuditEntry(kind="token.created", actor=owner, detail_json=canonical_json(
+                {"user": owner, "role": obj.role, "panchayat_id": obj.panchayat_id, "label": obj.label}))]
+        if _changes(obj, ("revoked_at",)) and obj.revoked_at is not None:
+            return [AuditEntry(kind="token.revoked", actor=owner, detail_json=canonical_json(
+                {"token_id": obj.id, "user": owner}))]
+    return []
+
+
+def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
+    """Turn the flush's audited changes into chained entries, added to the same flush."""
+    pending: list[AuditEntry] = []
+    names: dict[int, str | None] = {}
+    with session.no_autoflush:
+        for obj in list(session.new):
+            if isinstance(obj, AuditEntry):
+                if obj.hash is None:
+                    pending.append(obj)
+            else:
+                pending.extend(_entries_for(session, obj, True, names))
+        for obj in list(session.dirty):
+            if isinstance(obj, (User, ApiToken)) and session.is_modified(obj, include_collections=False):
+                pending.extend(_entries_for(session, obj, False, names))
+        if not pending:
+            return
+        seq, prev = _head(session)
+    now = clock.now()
+    for entry in pending:
+        seq += 1
+        entry.seq, entry.at, entry.prev_hash = seq, entry.at or now, prev
+        entry.hash = entry_hash(seq, entry.at, entry.kind, entry.actor, entry.case_id, entry.detail_json, prev)
+        prev = entry.hash
+        session.add(entry)
+
+
+event.listen(Session, "before_flush", _before_flush)
+
+
+# -- verification ---------------------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    """The result of :func:`verify`: ``ok``, how many entries were checked, the head hash, and for a
+    broken chain the first entry that fails (``broken_seq``, its row ``broken_id``) and why."""
+
+    ok: bool
+    checked: int
+    head: str
+    broken_seq: int | None = None
+    broken_id: int | None = None
+    reason: str = ""
+
+
+def _entries(session: Session) -> Iterator[AuditEntry]:
+    yield from session.scalars(select(AuditEntry).order_by(AuditEntry.seq).execution_options(yield_per=1000))
+
+
+def verify(session: Session) -> Verdict:
+    """Recompute the chain from the first entry; stop at the first that does not match.
+
+    Detects an entry whose content or hash was changed, an entry removed or inserted (a gap or a
+    wrong previous hash). Removing the newest entries leaves a shorter valid chain: compare the
+    head hash with one recorded earlier to see that.
+    """
+    prev, expected_seq, checked = GENESIS, 1, 0
+    for entry in _entries(session):
+        where = f"entry {entry.seq} ({entry.kind}, id {entry.id})"
+        if entry.seq != expected_seq:
+            return Verdict(False, checked, prev, entry.seq, entry.id,
+                           f"entry {expected_seq} is missing: the next entry found is {where}")
+        if entry.prev_hash != prev:
+            return Verdict(False, checked, prev, entry.seq, entry.id,
+                           f"{where} does not follow entry {entry.seq - 1}: its previous hash differs "
+                           "(an entry before it was altered or removed)")
+        actual = entry_hash(entry.seq, entry.at, entry.kind, entry.actor, entry.case_id, entry.detail_json,
+                            entry.prev_hash)
+        if actual != entry.hash:
+            return Verdict(False, checked, prev, entry.seq, entry.id,
+                           f"{where} was altered: its content does not match its hash")
+        prev, expected_seq, checked = entry.hash, expected_seq + 1, checked + 1
+    return Verdict(True, checked, prev)
