@@ -97,6 +97,13 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     # administrators' pages
     "GET /admin/tokens": every(403, anonymous=302, administrator=200),
     "POST /admin/tokens/<int:token_id>/revoke": every(403, anonymous=302, administrator=(302, 404)),
+    # notifications (preferences: one's own channels; the delivery log: administrators)
+    "GET /preferences": every(200, anonymous=302),
+    "POST /preferences": every(302, anonymous=302),  # nothing chosen: saved as "inbox only"
+    "GET /admin/deliveries": every(403, anonymous=302, administrator=200),
+    # monitoring: administrators, /metrics also with its own bearer token (none here)
+    "GET /admin/timers": every(403, anonymous=302, administrator=200),
+    "GET /metrics": every(401, administrator=200),
     # the JSON API: bearer tokens, anonymous 401
     "GET /api/v1/openapi.json": every(200),
     "GET /api/v1/me": every(200, anonymous=401),
