@@ -331,6 +331,45 @@ def demo_data(password: str, database_url: str | None) -> None:
         click.echo(f"{fired} timer(s) fired")
 
 
+@main.command("backup")
+@click.argument("file", type=click.Path(dir_okay=False))
+@database_option
+def backup_command(file: str, database_url: str | None) -> None:
+    """Copy the whole database into FILE (SQLite: online backup while running; PostgreSQL: pg_dump
+    custom format). FILE must not exist. Exit 2 when refused."""
+    from .store import backup
+
+    try:
+        path = backup.backup(_url(database_url), file)
+    except Rule130Error as error:
+        click.echo(f"refused: {error.message}", err=True)
+        sys.exit(2)
+    click.echo(f"backup written to {path} ({path.stat().st_size} bytes)")
+
+
+@main.command("restore")
+@click.argument("file", type=click.Path(dir_okay=False))
+@database_option
+def restore_command(file: str, database_url: str | None) -> None:
+    """Restore the backup FILE into an EMPTY database (a new SQLite file or a new PostgreSQL
+    database), upgrade its schema and verify its audit trail. Exit 2 when refused or broken."""
+    from .store import audit as trail
+    from .store import backup
+
+    url = _url(database_url)
+    try:
+        backup.restore(url, file)
+    except Rule130Error as error:
+        click.echo(f"refused: {error.message}", err=True)
+        sys.exit(2)
+    with _sessions(url)() as session:
+        verdict = trail.verify(session)
+    if not verdict.ok:
+        click.echo(f"restored, but the audit trail is BROKEN: {verdict.reason}", err=True)
+        sys.exit(2)
+    click.echo(f"restored {file}; audit trail intact: {verdict.checked} entries; head {verdict.head}")
+
+
 @main.group()
 def audit() -> None:
     """The tamper-evident audit trail (hash-chained entries of every state change)."""
