@@ -104,6 +104,13 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     # monitoring: administrators, /metrics also with its own bearer token (none here)
     "GET /admin/timers": every(403, anonymous=302, administrator=200),
     "GET /metrics": every(401, administrator=200),
+    # incidents: administrators only (others 403 before anything is looked up); the id names no
+    # incident here, so an administrator gets 404 — the incidents' own tests cover their scope
+    "GET /admin/incidents": every(403, anonymous=302, administrator=200),
+    "GET /admin/incidents/<int:incident_id>": every(403, anonymous=302, administrator=404),
+    "POST /admin/incidents/<int:incident_id>/retry": every(403, anonymous=302, administrator=404),
+    # an empty reason is refused before the incident is looked up: back to the page with the message
+    "POST /admin/incidents/<int:incident_id>/skip": every(403, anonymous=302, administrator=302),
     # the JSON API: bearer tokens, anonymous 401
     "GET /api/v1/openapi.json": every(200),
     "GET /api/v1/me": every(200, anonymous=401),
@@ -177,6 +184,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "version_id": lambda w, side: w.version_id,
     "token_id": lambda w, side: w.fresh_token_id(side),
     "filename": lambda w, side: None,  # per rule, below
+    "incident_id": lambda w, side: 999_999_999,  # no such incident (see EXPECTED)
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

@@ -1,7 +1,7 @@
 """sign-in lockout: consecutive failed sign-ins and the lock's end per user
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-30 07:55:00
 """
 from alembic import op
@@ -9,8 +9,8 @@ import sqlalchemy as sa
 import webapp.store.models
 
 
-revision = '0004'
-down_revision = '0003'
+revision = '0005'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 

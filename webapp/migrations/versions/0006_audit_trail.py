@@ -1,7 +1,7 @@
 """tamper-evident audit trail: hash-chained entries
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-30 08:10:00
 """
 from alembic import op
@@ -9,8 +9,8 @@ import sqlalchemy as sa
 import webapp.store.models
 
 
-revision = '0005'
-down_revision = '0004'
+revision = '0006'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 
