@@ -27,6 +27,10 @@ if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
 echo "python packages installed in .venv"
 if [ "${1:-}" = "--test" ]; then scripts/setup-browser.sh; fi
 
+# Compiled translations (.mo) are built here, not kept in git (the app also compiles stale ones at start-up).
+.venv/bin/pybabel compile -d webapp/translations >/dev/null
+echo "translations compiled"
+
 # Browser assets (bpmn-js) from npm, pinned by package-lock.json; no CDN.
 if ! command -v npm >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

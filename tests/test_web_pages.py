@@ -1,7 +1,7 @@
 """The officers' pages and the public notice board, through the Flask test client on a real SQLite
 database with the real diagram; the virtual clock moves and the timer worker fires due timers.
 
-Dates on pages are day first (08-02-2026); amounts are rupees with Indian grouping (₹ 10,780.00).
+Dates on pages are day first (Sunday, 8 February 2026); amounts are rupees with Indian grouping (₹10,780.00).
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_secretary_sees_publish_notice_once_the_release_window_has_passed(client
     page = client.get("/tasks")
     text = text_of(page)
     assert "RMP/2026/0001" in text and "Publish notice and open conditional auction" in text
-    assert "10-01-2026" in text  # due: 1 day after the file opened (09-01-2026)
+    assert "Saturday, 10 January 2026" in text  # due: 1 day after the file opened (Friday, 9 January 2026)
     assert f'href="/cases/{case_id}"' in page.get_data(as_text=True)
     assert "Inbox 1" in text  # the report raised notification, counted in the header
     # the pound keeper's release task has gone with the window
@@ -191,10 +191,10 @@ def test_secretary_sees_publish_notice_once_the_release_window_has_passed(client
 def test_my_tasks_shows_the_legal_deadline_a_task_serves(client, sessions, virtual_clock):
     case_id = start_case_on_page(client, virtual_clock)
     text = text_of(client.get("/tasks"))  # the pound keeper's release task
-    assert "Release cattle to owner" in text and "release window: last day 08-01-2026" in text
+    assert "Release cattle to owner" in text and "release window: last day Thursday, 8 January 2026" in text
     publish_notice(client, sessions, virtual_clock, case_id)
     text = text_of(client.get("/tasks"))
-    assert "Record bid" in text and "auction: last day 11-01-2026" in text
+    assert "Record bid" in text and "auction: last day Sunday, 11 January 2026" in text
 
 
 def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, virtual_clock):
@@ -211,8 +211,8 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     assert cf.impounded_at == datetime(2026, 1, 5, 4, 30, tzinfo=timezone.utc)
     assert [(a.species, a.description, a.tag) for a in cf.animals] == ANIMALS  # blank rows 3-5 ignored
     text = text_of(client.get(f"/cases/{case_id}"))
-    assert "05-01-2026 10:00" in text and "RJ-1001" in text and "black cow, left horn broken" in text
-    assert "Release window (owner), last day 08-01-2026" in text
+    assert "Monday, 5 January 2026 10:00" in text and "RJ-1001" in text and "black cow, left horn broken" in text
+    assert "Release window (owner), last day Thursday, 8 January 2026" in text
 
 
 @pytest.mark.parametrize("change, message", [
@@ -261,10 +261,10 @@ def test_publishing_the_notice_through_the_page_shows_the_objection_last_day(cli
     page = client.get(response.headers["Location"])
     text = text_of(page)
     assert "Done: “Publish notice and open conditional auction” in case RMP/2026/0001." in text
-    assert "Objections, last day 08-02-2026" in text
-    assert "Conditional auction, last day 11-01-2026" in text
-    assert "Notice published 09-01-2026, objection period 30 days, last day 08-02-2026" in text
-    assert "Full price ₹ 12,000.00" in text
+    assert "Objections, last day Sunday, 8 February 2026" in text
+    assert "Conditional auction, last day Sunday, 11 January 2026" in text
+    assert "Notice published Friday, 9 January 2026, objection period 30 days, last day Sunday, 8 February 2026" in text
+    assert "Full price ₹12,000.00" in text
     assert "Record bid" in text  # the current step
     cf = case_file(sessions, case_id)
     assert cf.notice.last_day.isoformat() == "2026-02-08" and cf.notice.full_price == Decimal("12000.00")
@@ -375,7 +375,7 @@ def test_the_case_list_shows_number_status_outcome_and_notice_last_day(client, s
     publish_notice(client, sessions, virtual_clock, case_id)
     page = client.get("/cases")
     text = text_of(page)
-    assert "RMP/2026/0001 running pending 08-02-2026" in text
+    assert "RMP/2026/0001 running pending Sunday, 8 February 2026" in text
     assert f'href="/cases/{case_id}"' in page.get_data(as_text=True)
 
 
@@ -388,7 +388,7 @@ def test_an_objection_on_the_last_day_is_recorded_and_a_late_one_names_the_last_
     page = client.post(f"/cases/{case_id}/objections", data={"objector": "Late Objector"})
     assert page.status_code == 422
     text = text_of(page)
-    assert "the objection period ended on 08-02-2026; no objection is entertained after it" in text
+    assert "the objection period ended on Sunday, 8 February 2026; no objection is entertained after it" in text
     assert 'value="Late Objector"' in page.get_data(as_text=True)
     assert case_file(sessions, case_id).objections == []
     virtual_clock.set(at("2026-02-08T23:59:00+05:30"))
@@ -396,7 +396,7 @@ def test_an_objection_on_the_last_day_is_recorded_and_a_late_one_names_the_last_
     assert response.status_code == 302
     text = text_of(client.get(response.headers["Location"]))
     assert "The objection of Ram Lal was recorded." in text
-    assert "Objector Ram Lal, filed 08-02-2026 — not yet decided" in text
+    assert "Objector Ram Lal, filed Sunday, 8 February 2026 — not yet decided" in text
     assert "Refused: file objection" in text  # the late attempt's only trace
     assert [o.objector for o in case_file(sessions, case_id).objections] == ["Ram Lal"]
 
@@ -416,7 +416,7 @@ def test_the_sarpanch_decides_an_objection_with_the_objector_shown(client, sessi
     assert '<option value="not_proved">not proved</option>' in html
     response = complete(client, link, decision="not_proved")
     assert response.status_code == 302
-    assert "Objector Ram Lal, filed 12-01-2026 — not proved (12-01-2026)" in text_of(client.get(f"/cases/{case_id}"))
+    assert "Objector Ram Lal, filed Monday, 12 January 2026 — not proved (Monday, 12 January 2026)" in text_of(client.get(f"/cases/{case_id}"))
 
 
 def test_the_pound_keeper_records_a_death_from_the_case_page(client, sessions, virtual_clock):
@@ -425,10 +425,10 @@ def test_the_pound_keeper_records_a_death_from_the_case_page(client, sessions, v
     response = client.post(f"/cases/{case_id}/animal-events", data={"kind": "death", "animal": "2"})
     assert response.status_code == 302
     text = text_of(client.get(response.headers["Location"]))
-    assert "died 06-01-2026" in text
+    assert "died Tuesday, 6 January 2026" in text
     page = client.post(f"/cases/{case_id}/animal-events", data={"kind": "escape", "animal": "2"})
     assert page.status_code == 422
-    assert "RJ-1002 is already recorded as gone on 06-01-2026" in text_of(page)
+    assert "RJ-1002 is already recorded as gone on Tuesday, 6 January 2026" in text_of(page)
     login(client, "sec")
     assert client.post(f"/cases/{case_id}/animal-events", data={"kind": "death", "animal": "1"}).status_code == 403
     assert case_file(sessions, case_id).animals[0].died_on is None
@@ -456,8 +456,8 @@ def test_the_printable_notice_shows_the_cattle_places_and_periods(client, sessio
                      "brown cow, white patch on forehead", "RJ-1001", "black cow, left horn broken", "RJ-1002",
                      "Place seized Bhimpura", "Place impounded Kanji House, Rampura",
                      "Published in the village of Bhimpura",
-                     "Objection period 30 days", "Last day for objections 08-02-2026",
-                     "on 09-01-2026, 10-01-2026 and 11-01-2026", "Full price of the lot ₹ 12,000.00"):
+                     "Objection period 30 days", "Last day for objections Sunday, 8 February 2026",
+                     "on Friday, 9 January 2026, Saturday, 10 January 2026 and Sunday, 11 January 2026", "Full price of the lot ₹12,000.00"):
         assert expected in text, expected
     assert "@media print" in client.get("/static/style.css").get_data(as_text=True)
 
@@ -472,14 +472,14 @@ def test_the_public_board_lists_a_notice_during_the_period_and_not_after(app, cl
     board = public.get("/board")
     assert board.status_code == 200
     text = text_of(board)
-    assert "RMP/2026/0001" in text and "Objections until the end of 08-02-2026" in text
+    assert "RMP/2026/0001" in text and "Objections until the end of Sunday, 8 February 2026" in text
     assert "brown cow, white patch on forehead" in text and "Seized at Bhimpura" in text
     assert "Sign in" in text and "Sign out" not in text
     notice = public.get(f"/board/{case_id}")
     assert notice.status_code == 200
     text = text_of(notice)
     assert "Place impounded Kanji House, Rampura" in text and "RJ-1002" in text
-    assert "Last day for objections 08-02-2026" in text
+    assert "Last day for objections Sunday, 8 February 2026" in text
     for internal in ("Bidder A", "9,000", "Ledger", "History", "Sign out", "Back to case"):
         assert internal not in text, internal
     virtual_clock.set(at("2026-02-08T23:59:00+05:30"))  # the last day: still listed
@@ -510,7 +510,7 @@ def test_the_inbox_highlights_unread_and_marks_them_read(client, sessions, virtu
     count, report, unread = inbox()
     assert len(report) == 1 and report[0].get("class") == "unread"
     assert count == len(unread) >= 1  # the header counts the unread ones
-    assert "09-01-2026 00:00" in report[0].text_content()
+    assert "Friday, 9 January 2026 00:00" in report[0].text_content()
     assert report[0].xpath(".//a/@href") == [f"/cases/{case_id}"]
     notification_id = report[0].xpath(".//input[@name='id']/@value")[0]
     assert client.post("/inbox/read", data={"id": notification_id}).status_code == 302
@@ -540,24 +540,24 @@ def sell_at_full_price_and_order_that_the_auction_stand(client, sessions, virtua
     virtual_clock.set(at("2026-01-10T12:00:00+05:30"))
     link = task_link(client, "Record bid")
     glance = text_of(client.get(link))
-    assert "full price ₹ 12,000.00" in glance and "0 bids" in glance
+    assert "full price ₹12,000.00" in glance and "0 bids" in glance
     assert complete(client, link, bidder="Bidder A", amount="9000.00").status_code == 302
     virtual_clock.set(at("2026-01-10T15:00:00+05:30"))
     link = task_link(client, "Record bid")
-    assert "1 bid, highest ₹ 9,000.00 by Bidder A" in text_of(client.get(link))
+    assert "1 bid, highest ₹9,000.00 by Bidder A" in text_of(client.get(link))
     assert complete(client, link, bidder="Bidder B", amount="12500.00").status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
-    assert "Buyer Bidder B: ₹ 12,500.00 on 10-01-2026 (full price)" in text
+    assert "Buyer Bidder B: ₹12,500.00 on Saturday, 10 January 2026 (full price)" in text
     assert "Record bid" not in text_of(client.get("/tasks"))  # the full price closed the auction
 
-    # the order that the auction stand may only be made after the notice period (last day 08-02-2026)
+    # the order that the auction stand may only be made after the notice period (last day Sunday, 8 February 2026)
     virtual_clock.set(at("2026-02-09T00:00:01+05:30"))
     timers.fire_due(sessions)
     virtual_clock.set(at("2026-02-09T11:00:00+05:30"))
     login(client, "sar")
     assert complete(client, task_link(client, "Order that the auction stand")).status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
-    assert "Appeal, last day 11-03-2026" in text and "Order that the auction stand 09-02-2026" in text
+    assert "Appeal, last day Wednesday, 11 March 2026" in text and "Order that the auction stand Monday, 9 February 2026" in text
     return case_id
 
 
@@ -571,11 +571,11 @@ def test_a_whole_case_through_the_pages_ends_auction_final_with_the_s1_balances(
     page = client.get(f"/cases/{case_id}")
     text = text_of(page)
     assert "outcome auction final" in text
-    assert "Transfer lock (condition b(i)), until 09-02-2026" in text
-    assert element_text(page, "bal-suspense") == "₹ 0.00"
-    assert element_text(page, "bal-pound_account") == "₹ 1,720.00"
-    assert element_text(page, "bal-panchayat_fund") == "₹ 10,780.00"
-    assert "Fine (F) ₹ 1,000.00" in text and "Pound feeding (C) ₹ 720.00" in text
+    assert "Transfer lock (condition b(i)), until Monday, 9 February 2026" in text
+    assert element_text(page, "bal-suspense") == "₹0.00"
+    assert element_text(page, "bal-pound_account") == "₹1,720.00"
+    assert element_text(page, "bal-panchayat_fund") == "₹10,780.00"
+    assert "Fine (F) ₹1,000.00" in text and "Pound feeding (C) ₹720.00" in text
     assert "Timer: " in text and "Cattle impounded" in text  # the history, with timers
     with sessions() as session:
         summary = cases.summary(session, session.get(Case, case_id))
@@ -671,7 +671,7 @@ def test_error_pages_never_show_a_stack_trace(database_url, sessions, officers, 
                                                                   str(record.exc_info[1]))
                    for record in caplog.records)
         page = client.get("/_refused")
-        assert page.status_code == 422 and "the objection period ended on 08-02-2026" in text_of(page)
+        assert page.status_code == 422 and "the objection period ended on Sunday, 8 February 2026" in text_of(page)
         api = client.get("/api/v1/_refused")
         assert api.status_code == 422
         assert api.get_json()["error"]["code"] == "deadline_passed"
@@ -692,24 +692,24 @@ def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(
     virtual_clock.set(at("2026-03-12T00:00:00+05:30"))  # the day after the last day: too late
     login(client, "sec")
     page = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan Lal"})
-    assert page.status_code == 422 and "the appeal period ended on 11-03-2026" in text_of(page)
+    assert page.status_code == 422 and "the appeal period ended on Wednesday, 11 March 2026" in text_of(page)
     virtual_clock.set(at("2026-03-11T23:59:00+05:30"))
     response = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan Lal"})
     assert response.status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
-    assert "Appellant Mohan Lal, filed 11-03-2026 against the order auction stand — pending" in text
-    assert ("Transfer lock (condition b(i)), until 30 days after the sale (10-01-2026) or the final decision, "
+    assert "Appellant Mohan Lal, filed Wednesday, 11 March 2026 against the order auction stand — pending" in text
+    assert ("Transfer lock (condition b(i)), until 30 days after the sale (Saturday, 10 January 2026) or the final decision, "
             "if later (not yet known)") in text
     virtual_clock.set(at("2026-03-20T10:00:00+05:30"))
     timers.fire_due(sessions)  # the appeal keeps the case open: no settlement yet
     login(client, "app")
     link = task_link(client, "Decide appeal")
     page = client.get(link)
-    assert "Appeal pending by Mohan Lal, filed 11-03-2026, against the order auction stand" in text_of(page)
+    assert "Appeal pending by Mohan Lal, filed Wednesday, 11 March 2026, against the order auction stand" in text_of(page)
     assert complete(client, link, decision="upheld", remarks="the order stands").status_code == 302
     page = client.get(f"/cases/{case_id}")
     text = text_of(page)
-    assert "outcome auction final" in text and "Mohan Lal, filed 11-03-2026 against the order auction stand — upheld" \
+    assert "outcome auction final" in text and "Mohan Lal, filed Wednesday, 11 March 2026 against the order auction stand — upheld" \
         in text
-    assert element_text(page, "bal-pound_account") == "₹ 1,720.00"
-    assert element_text(page, "bal-panchayat_fund") == "₹ 10,780.00"
+    assert element_text(page, "bal-pound_account") == "₹1,720.00"
+    assert element_text(page, "bal-panchayat_fund") == "₹10,780.00"

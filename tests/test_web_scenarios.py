@@ -11,6 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from webapp.i18n import format_day
+
 from webapp.services import cases, tasks, users
 from webapp.simulate import _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case
@@ -61,9 +63,9 @@ def form_data(step) -> dict[str, str]:
 
 
 def day_first(text: str) -> str:
-    """2026-02-08 -> 08-02-2026 (pages show dates day first)."""
+    """2026-02-08 -> Sunday, 8 February 2026 (pages show dates day first with the weekday, in English here)."""
     match = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
-    return f"{match[3]}-{match[2]}-{match[1]}" if match else text
+    return format_day(text, "en") if match else text
 
 
 @pytest.mark.parametrize("path", WEB_SCENARIOS, ids=lambda p: p.stem)

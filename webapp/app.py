@@ -13,13 +13,14 @@ from flask import Flask, g
 from flask_login import LoginManager
 from flask_wtf.csrf import CSRFProtect
 
+from .i18n import N_
 from .store import db
 from .store.models import User
 
 csrf = CSRFProtect()
 login_manager = LoginManager()
 login_manager.login_view = "auth.login"
-login_manager.login_message = "Please sign in to continue."
+login_manager.login_message = N_("Please sign in to continue.")  # translated by localize_callback
 login_manager.session_protection = "strong"  # a session cookie moved to another browser/address is dropped
 
 
@@ -61,6 +62,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     csrf.init_app(app)
     login_manager.init_app(app)
+    from . import i18n
+    i18n.init_app(app)
+    login_manager.localize_callback = i18n.translate
 
     @login_manager.user_loader
     def load_user(user_id: str) -> Any:

@@ -264,3 +264,19 @@ def check_lane(user: User, lane: str | None) -> None:
 def by_display_name(session: Session, name: str, role: str) -> User | None:
     """A user of ``role`` whose user name or display name is ``name``."""
     return session.scalar(select(User).where(User.role == role, (User.username == name) | (User.display_name == name)))
+
+
+def set_language(session: Session, user_id: int, language: str) -> None:
+    """Remember the user's language for pages, e-mails and documents (``en`` or ``hi``).
+
+    Raises:
+        Refused: for any other language code.
+        NotFound: for an unknown user id.
+    """
+    from ..i18n import LANGUAGES
+    if language not in LANGUAGES:
+        raise Refused(f"unknown language {language!r}; choose {' or '.join(LANGUAGES)}")
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"no user {user_id}")
+    user.language = language

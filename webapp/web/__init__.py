@@ -22,3 +22,5 @@ def register(app: Flask) -> None:
     from . import incidents
     app.register_blueprint(incidents.bp)
     errors.register(app)
+    from . import language
+    app.register_blueprint(language.bp)

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask import session as flask_session
+from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
 from ..app import db_session
@@ -79,11 +80,11 @@ def login() -> Any:
     if user is None:
         log.info("failed sign-in for user name %r", username[:80])
         return render_template("auth/login.html", next_url=next_url, username=username,
-                               error="The user name or the password is not right. Try again.")
+                               error=_("The user name or the password is not right. Try again."))
     # a new session at sign-in: nothing set before it (a planted session, the old CSRF token) survives
     flask_session.clear()
     login_user(LoginUser(user))
-    flash(f"Signed in as {user.display_name}.", "success")
+    flash(_("Signed in as %(name)s.", name=user.display_name), "success")
     return redirect(next_url or url_for("officer.my_tasks"))
 
 
@@ -92,7 +93,7 @@ def logout() -> Any:
     """Sign out (a POST form, so a link or an image cannot sign anyone out)."""
     logout_user()
     flask_session.clear()
-    flash("You have signed out.", "success")
+    flash(_("You have signed out."), "success")
     return redirect(url_for("auth.login"))
 
 

@@ -11,6 +11,8 @@ import logging
 from typing import Any
 
 from flask import Flask, Response, jsonify, make_response, render_template, request
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -18,8 +20,8 @@ from ..errors import Refused, Rule130Error
 
 log = logging.getLogger("rule130.web")
 
-CSRF_MESSAGE = ("This form has expired or was not sent from this site, so nothing was saved. "
-                "Reload the page and submit the form again.")
+CSRF_MESSAGE = _l("This form has expired or was not sent from this site, so nothing was saved. "
+                  "Reload the page and submit the form again.")
 
 
 def wants_json() -> bool:
@@ -47,25 +49,25 @@ def handle_rule130_error(error: Rule130Error) -> Any:
         last_day = error.details.get("last_day")
         return _json(error.code, error.message, error.status, fields=fields,
                      last_day=str(last_day) if last_day else None)
-    titles = {403: "Not permitted", 404: "Not found", 409: "Changed by someone else", 422: "Refused"}
-    return _page("errors/error.html", error.status, title=titles.get(error.status, "Error"),
+    titles = {403: _("Not permitted"), 404: _("Not found"), 409: _("Changed by someone else"), 422: _("Refused")}
+    return _page("errors/error.html", error.status, title=titles.get(error.status, _("Error")),
                  message=error.message)
 
 
 def handle_not_found(error: HTTPException) -> Any:
     if wants_json():
         return _json("not_found", "no such resource", 404)
-    return _page("errors/error.html", 404, title="Not found",
-                 message="There is no such page, or it is not open to you.")
+    return _page("errors/error.html", 404, title=_("Not found"),
+                 message=_("There is no such page, or it is not open to you."))
 
 
 def handle_method_not_allowed(error: HTTPException) -> Any:
     if wants_json():
         response, status = _json("method_not_allowed", f"{request.method} is not allowed here", 405)
     else:
-        body, status = _page("errors/error.html", 405, title="Not allowed",
-                             message=f"This page cannot be used with {request.method}. Go back and use the links "
-                                     f"and buttons on the page.")
+        body, status = _page("errors/error.html", 405, title=_("Not allowed"),
+                             message=_("This page cannot be used with %(method)s. Go back and use the links "
+                                       "and buttons on the page.", method=request.method))
         response = make_response(body)
     valid = getattr(error, "valid_methods", None)
     if valid:
@@ -76,7 +78,7 @@ def handle_method_not_allowed(error: HTTPException) -> Any:
 def handle_csrf_error(error: CSRFError) -> Any:
     if wants_json():
         return _json("csrf_failed", "the CSRF token is missing or invalid", 400)
-    return _page("errors/error.html", 400, title="Form expired", message=CSRF_MESSAGE)
+    return _page("errors/error.html", 400, title=_("Form expired"), message=str(CSRF_MESSAGE))
 
 
 def handle_http_error(error: HTTPException) -> Any:

@@ -16,15 +16,17 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from .. import casefile, clock
+from ..i18n import translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
 from ..services import cases, ledger, notifications, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
-from .public import DEFAULT_TZ, notice_context, panchayat_of
+from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
 bp = Blueprint("officer", __name__)
 
@@ -51,7 +53,8 @@ def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, s
     """The inputs of a task's JSON Schema form, in schema order.
 
     string -> text input (textarea when longer than 200 characters), integer/number -> number
-    input, enum -> select; ``title`` is the label and ``description`` the help text.
+    input, enum -> select; ``title`` is the label and ``description`` the help text, both shown in
+    the page's language through the catalogue (webapp/i18n_extract.py puts them there).
     """
     if not schema:
         return []
@@ -67,9 +70,9 @@ def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, s
             kind = "textarea"
         value = values.get(name, prop.get("default", ""))
         fields.append({
-            "name": name, "kind": kind, "label": prop.get("title") or name.replace("_", " "),
-            "help": prop.get("description"), "required": name in required,
-            "options": [(str(option), str(option).replace("_", " ")) for option in prop.get("enum", [])],
+            "name": name, "kind": kind, "label": translate(prop["title"]) if prop.get("title") else fmt_words(name),
+            "help": translate(prop["description"]) if prop.get("description") else None, "required": name in required,
+            "options": [(str(option), fmt_words(str(option))) for option in prop.get("enum", [])],
             "value": "" if value is None else str(value), "error": errors.get(name),
             "minimum": prop.get("minimum"), "maximum": prop.get("maximum"),
             "maxlength": prop.get("maxLength"), "amount": "pattern" in prop,
@@ -151,7 +154,7 @@ def task(case_id: int, task_id: str) -> Any:
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
                             lock_version=expected, status=422)
-    flash(f"Done: “{view.name}” in case {view.case_number}.", "success")
+    flash(_("Done: “%(task)s” in case %(number)s.", task=fmt_words(view.name), number=view.case_number), "success")
     return redirect(url_for("officer.case", case_id=case_id))
 
 
@@ -191,8 +194,8 @@ def new_case() -> Any:
     """The pound keeper records impounded cattle: a new case (blank animal rows are ignored)."""
     user = me()
     if user.role != "pound_keeper":
-        raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
-                           f"{user.role.replace('_', ' ')}")
+        raise NotPermitted(_("only the pound keeper records impounded cattle; you are signed in as %(role)s",
+                             role=fmt_words(user.role)))
     panchayat = panchayat_of(db_session(), user.panchayat_id) if user.panchayat_id else None
     tz = panchayat.timezone if panchayat and panchayat.timezone else DEFAULT_TZ
     try:
@@ -219,7 +222,7 @@ def new_case() -> Any:
     except Refused as refused:
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
                                field_errors=refused.field_errors, **context), 422
-    flash(f"Case {case.case_number} opened: the 3-day release window has started.", "success")
+    flash(_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number), "success")
     return redirect(url_for("officer.case", case_id=case.id))
 
 
@@ -286,7 +289,7 @@ def file_objection(case_id: int) -> Any:
     """The secretary records an objection (a claim of ownership) during the notice period."""
     objector = request.form.get("objector", "").strip()
     return _case_act(case_id, "file_objection", cases.file_objection, objector,
-                     done=f"The objection of {objector} was recorded.", values={"objector": objector})
+                     done=_("The objection of %(name)s was recorded.", name=objector), values={"objector": objector})
 
 
 @bp.route("/cases/<int:case_id>/appeals", methods=["POST"])
@@ -294,7 +297,7 @@ def file_appeal(case_id: int) -> Any:
     """The secretary records an appeal against the Panchayat's decision."""
     appellant = request.form.get("appellant", "").strip()
     return _case_act(case_id, "file_appeal", cases.file_appeal, appellant,
-                     done=f"The appeal of {appellant} was recorded.", values={"appellant": appellant})
+                     done=_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant})
 
 
 @bp.route("/cases/<int:case_id>/animal-events", methods=["POST"])
@@ -303,9 +306,9 @@ def record_animal_event(case_id: int) -> Any:
     kind = request.form.get("kind", "")
     raw = request.form.get("animal", "")
     position = whole_number(raw)
-    what = {"death": "death", "escape": "escape"}.get(kind, kind)
     return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
-                     done=f"The {what} of animal {raw} was recorded.", values={"kind": kind, "animal": raw})
+                     done=(_("The death of animal %(num)s was recorded.", num=raw) if kind == "death"
+                           else _("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
 
 
 @bp.route("/cases/<int:case_id>/notice")
@@ -336,8 +339,8 @@ def inbox_read() -> Any:
     raw = request.form.get("id", "")
     notification_id = whole_number(raw)
     if notification_id is None and not request.form.get("all"):
-        flash("Choose a notification to mark as read.", "error")
+        flash(_("Choose a notification to mark as read."), "error")
         return redirect(url_for("officer.inbox"))
     uow.perform(sessions(), "mark_read", notifications.mark_read, user, notification_id)
-    flash("Marked as read." if notification_id else "All notifications marked as read.", "success")
+    flash(_("Marked as read.") if notification_id else _("All notifications marked as read."), "success")
     return redirect(url_for("officer.inbox"))

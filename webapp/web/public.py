@@ -2,18 +2,16 @@
 
 Rule 130(a): the notice is published in the village nearest the place of seizure; the product also
 lists it here, without any internal data (bids, money, names of objectors), until the objection
-period ends. Dates on pages are day first (09-01-2026); instants are shown in the Panchayat's zone.
+period ends. Dates on pages are day first with the weekday (webapp.i18n); instants in the Panchayat's zone.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime, timedelta
-from decimal import Decimal
+from datetime import date, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, render_template
+from flask_babel import gettext
 from sqlalchemy.orm import Session
 
 from .. import clock, legal_time
@@ -28,67 +26,15 @@ DEFAULT_TZ = "Asia/Kolkata"
 DASH = "—"
 
 
-# -- presentation filters (registered for every template) --------------------------------------
-
-@bp.app_template_filter("day")
-def fmt_day(value: date | str | None) -> str:
-    """A calendar date, day first: 09-01-2026."""
-    if value is None or value == "":
-        return DASH
-    if isinstance(value, str):
-        value = date.fromisoformat(value[:10])
-    if isinstance(value, datetime):
-        value = value.date()
-    return value.strftime("%d-%m-%Y")
-
-
-@bp.app_template_filter("when")
-def fmt_when(value: datetime | str | None, tz: str | None = None) -> str:
-    """An instant in the zone ``tz`` (default Asia/Kolkata), day first: 09-01-2026 11:00."""
-    if value is None or value == "":
-        return DASH
-    instant = legal_time.parse_instant(value) if isinstance(value, str) else value
-    return instant.astimezone(ZoneInfo(tz or DEFAULT_TZ)).strftime("%d-%m-%Y %H:%M")
-
-
-def _indian_grouping(whole: str) -> str:
-    """12345678 -> 1,23,45,678 (lakh and crore grouping)."""
-    if len(whole) <= 3:
-        return whole
-    head, tail = whole[:-3], whole[-3:]
-    groups = []
-    while len(head) > 2:
-        groups.insert(0, head[-2:])
-        head = head[:-2]
-    if head:
-        groups.insert(0, head)
-    return ",".join(groups) + "," + tail
-
-
-@bp.app_template_filter("rupees")
-def fmt_rupees(value: Decimal | str | int | None) -> str:
-    """Rupees with paise and Indian digit grouping: ₹ 10,780.00 (negative: − ₹ 500.00)."""
-    if value is None or value == "":
-        return DASH
-    amount = Decimal(str(value)).quantize(Decimal("0.01"))
-    sign = "− " if amount < 0 else ""
-    whole, paise = f"{abs(amount):.2f}".split(".")
-    return f"{sign}₹ {_indian_grouping(whole)}.{paise}"
-
-
-_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-
-
-@bp.app_template_filter("dayfirst")
-def fmt_dayfirst(text: str | None) -> str:
-    """Rewrite the ISO dates (2026-02-08) in a service message day first (08-02-2026)."""
-    return _ISO_DAY.sub(lambda m: f"{m.group(3)}-{m.group(2)}-{m.group(1)}", str(text or ""))
-
+# -- presentation filters (registered for every template; day, when, rupees, dayfirst: webapp.i18n) --
 
 @bp.app_template_filter("words")
 def fmt_words(value: str | None) -> str:
-    """An identifier as words: not_proved -> not proved."""
-    return str(value or "").replace("_", " ")
+    """An identifier as words in the page's language: not_proved -> not proved / सिद्ध नहीं
+    (the catalogue entries of webapp.vocabulary; an unknown identifier stays English words)."""
+    from .. import vocabulary  # noqa: F401  (its N_ marks are the catalogue entries looked up here)
+    words = str(value or "").replace("_", " ")
+    return gettext(words) if words else words
 
 
 # -- reading a case's notice (shared by the officer's printable notice) --------------------------

@@ -1,0 +1,233 @@
+"""Languages: Hindi and English pages, messages and documents (Flask-Babel with gettext catalogues),
+and the one place where dates and rupee amounts are formatted for people.
+
+Catalogues live in ``webapp/translations/<language>/LC_MESSAGES/messages.po`` (committed); the compiled
+``.mo`` files are not committed: ``scripts/setup.sh`` compiles them with ``pybabel compile`` and
+:func:`compile_catalogues` compiles any missing or stale one when the application starts, so a fresh
+clone works either way.
+
+Formatting follows Babel's CLDR data, never hand-made patterns: a day is the locale's full date
+format (weekday first, then day, month, year) when that format puts the day before the month, else
+the project pattern ``EEEE, d MMMM y``; amounts are ``format_currency(amount, "INR")`` in the Indian
+locale of the language (en_IN, hi_IN), which groups digits in lakhs and crores: ₹1,23,456.00.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from babel import Locale
+from babel.lists import format_list
+from babel.dates import format_date, format_datetime, get_date_format
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.numbers import format_currency
+
+log = logging.getLogger("rule130.i18n")
+
+LANGUAGES: dict[str, str] = {"en": "English", "hi": "हिन्दी"}  # code -> the language's own name
+DEFAULT_LANGUAGE = "en"
+FORMAT_LOCALES = {"en": "en_IN", "hi": "hi_IN"}  # the Indian variant of each language formats dates and ₹
+COOKIE = "lang"  # remembers the choice of a visitor who is not signed in (the public board)
+COOKIE_MAX_AGE = 365 * 24 * 3600  # seconds
+TRANSLATIONS_DIR = Path(__file__).parent / "translations"
+PROJECT_DAY_PATTERN = "EEEE, d MMMM y"  # used where a locale's full date format is not day first
+TIME_PATTERN = "HH:mm"  # 24-hour clock: no am/pm to translate or misread
+DEFAULT_TZ = "Asia/Kolkata"
+DASH = "—"
+
+
+# -- which language ----------------------------------------------------------------------------
+
+def normalise(language: str | None) -> str | None:
+    """A supported language code (``"hi"``, ``"en"``) for ``language`` (``"hi-IN"``, ``"HI"``...), else None."""
+    if not language:
+        return None
+    code = str(language).strip().lower().replace("_", "-").split("-")[0]
+    return code if code in LANGUAGES else None
+
+
+def current_language() -> str:
+    """The language of the current request (``"en"`` or ``"hi"``); the default outside a request."""
+    try:
+        from flask import has_request_context
+        from flask_babel import get_locale
+        if has_request_context():
+            locale = get_locale()
+            if locale is not None:
+                return normalise(locale.language) or DEFAULT_LANGUAGE
+    except ImportError:  # pragma: no cover - Flask-Babel is a dependency
+        pass
+    return DEFAULT_LANGUAGE
+
+
+def select_language() -> str:
+    """Flask-Babel's locale selector: the signed-in user's stored choice, else the ``lang`` cookie,
+    else the browser's Accept-Language among the supported languages, else English."""
+    from flask import request
+    from flask_login import current_user
+    user = getattr(current_user, "user", None) if current_user and current_user.is_authenticated else None
+    chosen = normalise(getattr(user, "language", None)) if user is not None else None
+    if chosen:
+        return chosen
+    chosen = normalise(request.cookies.get(COOKIE))
+    if chosen:
+        return chosen
+    return request.accept_languages.best_match(list(LANGUAGES)) or DEFAULT_LANGUAGE
+
+
+# -- formatting (Babel) ------------------------------------------------------------------------
+
+def _locale(language: str | None) -> str:
+    return FORMAT_LOCALES.get(normalise(language) or current_language(), FORMAT_LOCALES[DEFAULT_LANGUAGE])
+
+
+def day_pattern(locale: str) -> str:
+    """The CLDR pattern for a day in ``locale``: its full date format when that is day first
+    (``EEEE, d MMMM y`` in en_IN and hi_IN), else :data:`PROJECT_DAY_PATTERN`."""
+    pattern = get_date_format("full", locale=Locale.parse(locale)).pattern
+    unquoted = re.sub(r"'[^']*'", "", pattern)
+    day, month = unquoted.find("d"), unquoted.find("M")
+    if day == -1 or month == -1 or day > month:
+        return PROJECT_DAY_PATTERN
+    return pattern
+
+
+def format_day(value: date | datetime | str | None, language: str | None = None) -> str:
+    """A calendar date for people: ``Sunday, 8 February 2026`` / ``रविवार, 8 फ़रवरी 2026``.
+
+    ``value``: a date, a datetime (its date is taken as it is: convert instants with
+    :func:`format_instant`) or an ISO text ``2026-02-08``; None or "" gives an em dash.
+    ``language``: ``en``/``hi``; default the current request's language.
+    """
+    if value is None or value == "":
+        return DASH
+    if isinstance(value, str):
+        value = date.fromisoformat(value[:10])
+    if isinstance(value, datetime):
+        value = value.date()
+    locale = _locale(language)
+    return format_date(value, day_pattern(locale), locale=locale)
+
+
+def format_instant(value: datetime | str | None, tz: str | None = None, language: str | None = None) -> str:
+    """An instant in the time zone ``tz`` (default Asia/Kolkata), day first with the weekday and a
+    24-hour time: ``Monday, 5 January 2026 10:00``. ``value``: an aware datetime or ISO text."""
+    if value is None or value == "":
+        return DASH
+    if isinstance(value, str):
+        from .legal_time import parse_instant
+        value = parse_instant(value)
+    locale = _locale(language)
+    local = value.astimezone(ZoneInfo(tz or DEFAULT_TZ))
+    return format_datetime(local, f"{day_pattern(locale)} {TIME_PATTERN}", locale=locale)
+
+
+def format_rupees(value: Decimal | str | int | None, language: str | None = None) -> str:
+    """Rupees with paise and Indian digit grouping through Babel: ``₹1,23,456.00`` (negative
+    ``-₹500.00``). ``value`` must be exact (Decimal, int or decimal text); None or "" gives a dash."""
+    if value is None or value == "":
+        return DASH
+    amount = Decimal(str(value)).quantize(Decimal("0.01"))
+    return format_currency(amount, "INR", locale=_locale(language))
+
+
+def format_listing(items: list[str], language: str | None = None) -> str:
+    """Items joined as the language joins a list: ``A, B and C`` / ``A, B और C`` (Babel's format_list)."""
+    return format_list([str(item) for item in items], locale=_locale(language)) if items else ""
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def days_in_text(text: Any, language: str | None = None) -> str:
+    """Rewrite each ISO date (2026-02-08) in a service message as :func:`format_day` shows it."""
+    def day(match: re.Match[str]) -> str:
+        try:
+            return format_day(match.group(0), language)
+        except ValueError:
+            return match.group(0)
+    return _ISO_DAY.sub(day, str(text or ""))
+
+
+# -- catalogues --------------------------------------------------------------------------------
+
+def compile_catalogues(directory: Path = TRANSLATIONS_DIR) -> list[Path]:
+    """Compile every ``messages.po`` under ``directory`` whose ``messages.mo`` is missing or older.
+
+    Returns the .mo files written. Fuzzy entries are left out (as ``pybabel compile`` does). The
+    file is written to a temporary name and renamed, so a concurrent start never reads half a file.
+    Raises OSError when the folder is not writable (run ``scripts/setup.sh`` there instead).
+    """
+    written = []
+    for po_path in sorted(directory.glob("*/LC_MESSAGES/*.po")):
+        mo_path = po_path.with_suffix(".mo")
+        if mo_path.exists() and mo_path.stat().st_mtime >= po_path.stat().st_mtime:
+            continue
+        with po_path.open("rb") as po_file:
+            catalog = read_po(po_file, locale=po_path.parent.parent.name)
+        handle, tmp = tempfile.mkstemp(dir=po_path.parent, suffix=".mo.tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                write_mo(out, catalog, use_fuzzy=False)
+            os.replace(tmp, mo_path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        written.append(mo_path)
+    return written
+
+
+def init_app(app: Any) -> None:
+    """Install Flask-Babel on ``app`` (locale from :func:`select_language`), compile stale
+    catalogues, and register the template filters ``day``, ``when``, ``rupees`` and ``dayfirst``
+    and the globals ``languages`` and ``current_language``."""
+    from flask_babel import Babel
+
+    try:
+        compile_catalogues()
+    except OSError as error:
+        log.warning("could not compile the translations (%s); run scripts/setup.sh", error)
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT_LANGUAGE)
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS_DIR))
+    Babel(app, locale_selector=select_language)
+    app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=days_in_text,
+                               listing=format_listing, translate=translate)
+    app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
+                                  return_path=return_path)
+
+
+def translate(message: str) -> str:
+    """``gettext`` of Flask-Babel in the current request's language (for callbacks such as
+    Flask-Login's ``localize_callback``); the message itself outside a request."""
+    from flask import has_request_context
+    from flask_babel import gettext
+    return gettext(message) if has_request_context() else message
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalogue without translating it now (it is translated where it is
+    shown, e.g. by :func:`translate`)."""
+    return message
+
+
+def return_path() -> str:
+    """Where the language switch goes back to: this page for a GET, else the page the form was
+    posted from (same site only), else ``/``."""
+    from urllib.parse import urlsplit
+
+    from flask import request
+    if request.method == "GET":
+        return request.full_path.rstrip("?")
+    referrer = urlsplit(request.referrer or "")
+    if referrer.netloc == request.host and referrer.path.startswith("/"):
+        return referrer.path + (f"?{referrer.query}" if referrer.query else "")
+    return "/"

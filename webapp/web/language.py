@@ -1,0 +1,38 @@
+"""The language switch on every page: a form posting ``lang`` (``en`` or ``hi``).
+
+The choice is remembered in the ``lang`` cookie (visitors of the public board) and, for a signed-in
+officer, in their user row (``app_user.language``), so it follows them to another phone or desk.
+Works without JavaScript: a plain POST that redirects back to the page it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, flash, redirect, request, url_for
+from flask_babel import gettext as _
+
+from .. import i18n
+from ..app import sessions
+from ..services import users
+from .auth import _safe_next, signed_in_user
+
+bp = Blueprint("language", __name__)
+
+
+@bp.route("/language", methods=["POST"])
+def switch() -> Any:
+    """Set the language to the posted ``lang`` and go back to ``next`` (a local path)."""
+    language = i18n.normalise(request.form.get("lang"))
+    target = _safe_next(request.form.get("next")) or url_for("public.board")
+    if language is None:
+        flash(_("Choose English or Hindi."), "error")
+        return redirect(target)
+    user = signed_in_user()
+    if user is not None:
+        with sessions()() as session:
+            users.set_language(session, user.id, language)
+            session.commit()
+    response = redirect(target)
+    response.set_cookie(i18n.COOKIE, language, max_age=i18n.COOKIE_MAX_AGE, samesite="Lax", httponly=True)
+    return response
