@@ -28,7 +28,7 @@ def extract_pot(tmp_path: Path) -> Path:
     """A fresh messages.pot of every marked string (the same options as scripts/translations.sh)."""
     pot = tmp_path / "messages.pot"
     CommandLineInterface().run(["pybabel", "-q", "extract", "-F", str(ROOT / "babel.cfg"), "-k", "_l",
-                                "-k", "lazy_gettext", "-k", "N_", "--no-location", "-o", str(pot), str(ROOT)])
+                                "-k", "lazy_gettext", "-k", "N_", "-k", "M_", "--no-location", "-o", str(pot), str(ROOT)])
     return pot
 
 

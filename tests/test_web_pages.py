@@ -585,7 +585,12 @@ def test_a_whole_case_through_the_pages_ends_auction_final_with_the_s1_balances(
                                  "panchayat_fund": Decimal("10780.00")}
     doc = lxml.html.fromstring(page.get_data(as_text=True))
     rows = doc.xpath("//table[contains(@class,'ledger')]/tbody/tr")
-    assert len(rows) == len(entries) > 0
+    assert len(rows) == 2 * len(entries) > 0  # the ledger by account: each entry out of one account, into another
+    captions = {t.get("id"): re.sub(r"\s+", " ", t.xpath("caption")[0].text_content()).strip()
+                for t in doc.xpath("//table[contains(@class,'account')]")}
+    assert captions["account-pound_account"] == "pound account: balance ₹1,720.00"
+    assert captions["account-panchayat_fund"] == "panchayat fund: balance ₹10,780.00"
+    assert captions["account-suspense"] == "suspense: balance ₹0.00"
     # a closed case offers no actions
     assert "File an objection" not in text and "Current step" in text and "The case is closed" in text
 

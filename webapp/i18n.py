@@ -158,6 +158,26 @@ def days_in_text(text: Any, language: str | None = None) -> str:
     return _ISO_DAY.sub(day, str(text or ""))
 
 
+_ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:\d{2}|Z)$")
+
+
+def format_datum(value: Any, tz: str | None = None, language: str | None = None) -> str:
+    """A recorded value for people: an ISO day as :func:`format_day`, an ISO instant with its
+    offset as :func:`format_instant` in ``tz``, any other text with its ISO days rewritten."""
+    text = str(value if value is not None else "")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            return format_day(text, language)
+        except ValueError:
+            return text
+    if _ISO_INSTANT.match(text):
+        try:
+            return format_instant(datetime.fromisoformat(text.replace("Z", "+00:00")), tz, language)
+        except ValueError:
+            return text
+    return days_in_text(text, language)
+
+
 # -- catalogues --------------------------------------------------------------------------------
 
 def compile_catalogues(directory: Path = TRANSLATIONS_DIR) -> list[Path]:
@@ -199,8 +219,9 @@ def init_app(app: Any) -> None:
     app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT_LANGUAGE)
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS_DIR))
     Babel(app, locale_selector=select_language)
-    app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=days_in_text,
-                               listing=format_listing, translate=translate)
+    app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=localize,
+                               listing=format_listing, translate=translate,
+                               datum=format_datum)
     app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
                                   return_path=return_path)
 
@@ -231,3 +252,65 @@ def return_path() -> str:
     if referrer.netloc == request.host and referrer.path.startswith("/"):
         return referrer.path + (f"?{referrer.query}" if referrer.query else "")
     return "/"
+
+
+# -- messages of the services, translated where they are shown ------------------------------------
+
+class Message(str):
+    """A service's message: the English text (a ``str``, as stored in the case history and sent by
+    the API) that also keeps its catalogue template and parameters, so a page can show it in the
+    reader's language (:func:`localize`). Create it with :func:`M_` (the extraction keyword)."""
+
+    template: str
+    params: dict[str, Any]
+
+    def __new__(cls, template: str, **params: Any) -> Message:
+        text = template % {k: _english(v) for k, v in params.items()} if params else template
+        made = super().__new__(cls, text)
+        made.template, made.params = template, params
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles and copies keep the template
+        return (_rebuild, (self.template, self.params))
+
+
+def _rebuild(template: str, params: dict[str, Any]) -> Message:
+    return Message(template, **params)
+
+
+def _english(value: Any) -> str:
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()[:10] if not isinstance(value, datetime) else value.isoformat()
+    return str(value)
+
+
+def M_(template: str, **params: Any) -> Message:
+    """A translatable service message with ``%(name)s`` parameters (days as ``date``: shown by
+    :func:`format_day`; other values as text). English at once; translated by :func:`localize`."""
+    return Message(template, **params)
+
+
+def localize(text: Any, tz: str | None = None, language: str | None = None) -> str:
+    """``text`` for the reader: a :class:`Message` translated through the catalogue with its days
+    formatted by Babel; any other text with its ISO days rewritten (:func:`days_in_text`)."""
+    if isinstance(text, Message):
+        from flask import has_request_context
+        template = text.template
+        if has_request_context():
+            from flask_babel import gettext
+            template = gettext(template)
+        params = {k: (format_day(v, language) if isinstance(v, date) and not isinstance(v, datetime)
+                      else format_instant(v, tz, language) if isinstance(v, datetime)
+                      else localize(v, tz, language) if isinstance(v, Message) else v)
+                  for k, v in text.params.items()}
+        try:
+            return template % params if params else template
+        except (KeyError, ValueError, TypeError):  # a broken translation must not hide the message
+            return days_in_text(str(text), language)
+    return days_in_text(text, language)
+
+
+def message_list(items: list[Any]) -> Message:
+    """Several messages (or texts) joined by commas, each translated where it is shown."""
+    template = ", ".join(f"%(i{n})s" for n in range(len(items)))
+    return Message(template, **{f"i{n}": item for n, item in enumerate(items)})

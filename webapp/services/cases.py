@@ -20,6 +20,7 @@ from .. import casefile, clock, fees, legal_time, logs
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
 from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
+from ..i18n import M_
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
 from . import ledger, notifications, repository, users
@@ -156,8 +157,22 @@ def get_case(session: Session, user: User, case_ref: int | str) -> Case:
     if case is None and len(text) <= 40:
         case = session.scalar(select(Case).where(Case.case_number == text))
     if case is None or not users.can_see(session, user, case):
-        raise NotFound(f"no case {case_ref} is open to you")
+        raise NotFound(M_("no case %(case)s is open to you", case=case_ref))
     return case
+
+
+def scoped(query: Any, user: User) -> Any:
+    """``query`` (a select of Case) narrowed to the user's scope, as :func:`users.can_see` decides
+    one case; None when the user may see no case at all."""
+    if user.role == "receiving_officer":
+        return query.where(Case.receiving_officer_id == user.id)
+    if user.panchayat_id is None and user.samiti_code:
+        return query.join(Panchayat, Panchayat.id == Case.panchayat_id).where(Panchayat.samiti_code == user.samiti_code)
+    if user.panchayat_id is not None:
+        return query.where(Case.panchayat_id == user.panchayat_id)
+    if user.role != "administrator":
+        return None
+    return query
 
 
 def visible_cases(session: Session, user: User, *, status: str | None = None, limit: int = 500) -> list[Case]:
@@ -165,15 +180,8 @@ def visible_cases(session: Session, user: User, *, status: str | None = None, li
     query = select(Case).order_by(Case.id.desc()).limit(limit)
     if status:
         query = query.where(Case.status == status)
-    if user.role == "receiving_officer":
-        query = query.where(Case.receiving_officer_id == user.id)
-    elif user.panchayat_id is None and user.samiti_code:
-        query = query.join(Panchayat, Panchayat.id == Case.panchayat_id).where(Panchayat.samiti_code == user.samiti_code)
-    elif user.panchayat_id is not None:
-        query = query.where(Case.panchayat_id == user.panchayat_id)
-    elif user.role != "administrator":
-        return []
-    return list(session.scalars(query))
+    query = scoped(query, user)
+    return [] if query is None else list(session.scalars(query))
 
 
 def _require_role(user: User, *roles: str) -> None:
@@ -277,7 +285,8 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
 def _open_run(session: Session, user: User, case_id: int | str) -> CaseRun:
     case = get_case(session, user, case_id)
     if case.status != "running":
-        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
+        raise Refused(M_("case %(number)s is closed (%(outcome)s)", number=case.case_number,
+                         outcome=M_(case.outcome.replace("_", " "))))
     return CaseRun(session, case, user)
 
 
@@ -294,16 +303,15 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     run = _open_run(session, user, case_id)
     cf, now = run.cf, clock.now()
     if cf.notice is None:
-        raise Refused("no notice has been published yet; objections are received during the notice period")
+        raise Refused(M_("no notice has been published yet; objections are received during the notice period"))
     if not legal_time.is_within(now, cf.notice.last_day, cf.timezone):
-        last = cf.notice.last_day.isoformat()
-        raise DeadlinePassed(f"the objection period ended on {last}; no objection is entertained after it "
-                             f"(Rule 130(a))", last_day=last)
+        raise DeadlinePassed(M_("the objection period ended on %(day)s; no objection is entertained after it "
+                                "(Rule 130(a))", day=cf.notice.last_day), last_day=cf.notice.last_day.isoformat())
     if cf.objection_of(objector) is not None:
-        raise Refused(f"{objector} has already filed an objection in this case")
+        raise Refused(M_("%(name)s has already filed an objection in this case", name=objector))
     run.run()
     if not runtime.is_waiting_for_message(run.wf, "objection_filed"):
-        raise Refused("this case is not receiving objections now")
+        raise Refused(M_("this case is not receiving objections now"))
     cf.objections.append(Objection(objector=objector, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone)))
     runtime.deliver_message(run.wf, "objection_filed", {"objector": objector})
     run.event("task", "Objection filed", element_id="n_ice_objection", actor_role=user.role,
@@ -325,7 +333,7 @@ def _check_appeal_deadline(cf: CaseFile, now: datetime) -> None:
     """Raise DeadlinePassed (naming D + M) when ``now`` is after the appeal period."""
     last = appeal_last_day(cf)
     if last is not None and not legal_time.is_within(now, last, cf.timezone):
-        raise DeadlinePassed(f"the appeal period ended on {last.isoformat()}", last_day=last.isoformat())
+        raise DeadlinePassed(M_("the appeal period ended on %(day)s", day=last), last_day=last.isoformat())
 
 
 def file_appeal(session: Session, user: User, case_id: int | str, appellant: str) -> Case:
@@ -345,13 +353,13 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     cf, now = run.cf, clock.now()
     run.run()
     if cf.decision_on is None:
-        raise Refused("the Panchayat has made no decision in this case yet; an appeal lies against its decision")
+        raise Refused(M_("the Panchayat has made no decision in this case yet; an appeal lies against its decision"))
     _check_appeal_deadline(cf, now)
     pending = cf.pending_appeal()
     if pending is not None:
-        raise Refused(f"the appeal of {pending.appellant} is pending; one appeal at a time")
+        raise Refused(M_("the appeal of %(name)s is pending; one appeal at a time", name=pending.appellant))
     if any(a.decision for a in cf.appeals) or cf.final_on is not None:
-        raise Refused("the appeal has been decided and the outcome is final")
+        raise Refused(M_("the appeal has been decided and the outcome is final"))
     against = "order_auction_stand" if cf.order_auction_stand_on else "ownership"
     cf.appeals.append(Appeal(appellant=appellant, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone),
                              against=against))
@@ -386,9 +394,9 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
         raise Refused(f"no animal {which} in case {cf.case_number}" if which else "say which animal (its tag or number)",
                       {"animal": "unknown animal"})
     if animal.gone_on() is not None:
-        raise Refused(f"{animal.label} is already recorded as gone on {animal.gone_on().isoformat()}")
+        raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()))
     if cf.sale or cf.dispatch or cf.release or (cf.interim and not cf.interim.returned_on):
-        raise Refused(f"{animal.label} is no longer in the pound")
+        raise Refused(M_("%(animal)s is no longer in the pound", animal=animal.label))
     if kind == "death":
         animal.died_on = today
     else:

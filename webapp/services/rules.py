@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from .. import fees, legal_time
 from ..casefile import CaseFile
 from ..errors import DeadlinePassed, Refused
+from ..i18n import M_, message_list
 from . import users
 from .amounts import parse_amount
 
@@ -51,7 +52,7 @@ def validate_schema(schema: dict, data: dict[str, Any]) -> None:
     for error in errors:
         if error.validator == "required":
             missing = error.message.split("'")[1] if "'" in error.message else "?"
-            field_errors[missing] = "this field is required"
+            field_errors[missing] = M_("this field is required")
         elif error.validator == "additionalProperties":
             field_errors["_form"] = error.message
         else:
@@ -85,8 +86,9 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     missing = [name for name in schema.get("required", []) if name not in data]
     if missing:
         titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
-        raise Refused(f"the form has errors: {', '.join(titles)}: this field is required",
-                      {name: "this field is required" for name in missing})
+        raise Refused(M_("the form has errors: %(fields)s: this field is required",
+                         fields=message_list([M_(title) for title in titles])),
+                      {name: M_("this field is required") for name in missing})
     prepared = {k: (str(v) if k in _amount_fields(schema) and not isinstance(v, (float, bool)) else v)
                 for k, v in data.items()}
     rule = CHECKS.get(form_key)
@@ -104,25 +106,26 @@ def _deadline(cf: CaseFile, timer_id: str, at: datetime, what: str) -> None:
     due = cf.timers.get(timer_id)
     if due and at >= legal_time.parse_instant(due):
         last = legal_time.day_before_instant(due, cf.timezone)
-        raise DeadlinePassed(f"{what} ended on {fmt_day(last)} (last day {fmt_day(last)})", last_day=fmt_day(last))
+        raise DeadlinePassed(M_("%(what)s ended on %(day)s (last day %(day)s)", what=what, day=last),
+                             last_day=fmt_day(last))
 
 
 def _require_text(data: dict[str, Any], field: str, label: str) -> str:
     raw = data.get(field)
     if raw is not None and not isinstance(raw, str):
-        raise Refused(f"{label} must be text", {field: "not text"})
+        raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
     value = (raw or "").strip()
     if not value:
-        raise Refused(f"{label} is required", {field: "this field is required"})
+        raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
     if len(value) > 200:
-        raise Refused(f"{label} is longer than 200 characters", {field: "too long"})
+        raise Refused(M_("%(label)s is longer than 200 characters", label=label), {field: M_("too long")})
     return value
 
 
 @check("release_by_owner")
 def _release(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
-    data["owner"] = _require_text(data, "owner", "the owner's name")
-    _deadline(cf, "bt_release_window", at, "the release window")
+    data["owner"] = _require_text(data, "owner", M_("the owner's name"))
+    _deadline(cf, "bt_release_window", at, M_("the release window"))
     return data
 
 
@@ -131,7 +134,7 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     try:
         days = int(str(data.get("objection_period_days", "")).strip())
     except ValueError:
-        raise Refused("the objection period must be a whole number of days",
+        raise Refused(M_("the objection period must be a whole number of days"),
                       {"objection_period_days": "not a whole number"}) from None
     if days < 30:
         raise Refused(f"the objection period must be at least 30 days (Rule 130(a)); {days} was given",
@@ -141,17 +144,17 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     data["objection_period_days"] = days
     data["full_price"] = parse_amount(data.get("full_price"), "full_price", "the full price", positive=True)
     if not cf.living_animals():
-        raise Refused("no animal is left in the pound to notify")
+        raise Refused(M_("no animal is left in the pound to notify"))
     return data
 
 
 @check("record_bid")
 def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
-    data["bidder"] = _require_text(data, "bidder", "the bidder's name")
+    data["bidder"] = _require_text(data, "bidder", M_("the bidder's name"))
     data["amount"] = parse_amount(data.get("amount"), "amount", "the bid", positive=True)
     auction = cf.auction
     if auction is None:
-        raise Refused("no conditional auction is open for this case")
+        raise Refused(M_("no conditional auction is open for this case"))
     if cf.interim is not None and auction.round == 1:
         raise Refused("the conditional auction was withdrawn when the cattle were delivered on security "
                       "(Rule 130(c) Explanation); no bid can be taken")
@@ -160,10 +163,10 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
         raise Refused("the conditional auction was withdrawn: an objector proved the cattle to be his own "
                       "(Rule 130(c)); no bid can be taken")
     if auction.status != "open":
-        raise DeadlinePassed(f"the auction closed on {fmt_day(auction.closed_on or auction.last_day)}; no bid can be taken",
+        raise DeadlinePassed(M_("the auction closed on %(day)s; no bid can be taken", day=auction.closed_on or auction.last_day),
                              last_day=fmt_day(auction.last_day))
     if not legal_time.is_within(at, auction.last_day, cf.timezone):
-        raise DeadlinePassed(f"the auction closed at the end of {fmt_day(auction.last_day)}; no bid can be taken",
+        raise DeadlinePassed(M_("the auction closed at the end of %(day)s; no bid can be taken", day=auction.last_day),
                              last_day=fmt_day(auction.last_day))
     return data
 
@@ -173,11 +176,11 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
     choice = data.get("choice")
     if choice == "accept_highest_bid":
         if cf.auction is None or not cf.auction.bids:
-            raise Refused("there is no bid to accept; send the cattle for sale instead", {"choice": "no bid"})
+            raise Refused(M_("there is no bid to accept; send the cattle for sale instead"), {"choice": M_("no bid")})
         data.pop("receiver", None)
         return data
     if choice in ("neighbouring_panchayat", "cattle_fair"):
-        receiver = _require_text(data, "receiver", "the receiving officer")
+        receiver = _require_text(data, "receiver", M_("the receiving officer"))
         user = users.by_display_name(session, receiver, "receiving_officer")
         if user is None:
             raise Refused(f"no receiving officer is called {receiver}", {"receiver": "unknown receiving officer"})
@@ -230,5 +233,5 @@ def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
 
 @check("return_by_objector")
 def _return_by_objector(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
-    _deadline(cf, "bt_return_deadline", at, "the period to return the cattle")
+    _deadline(cf, "bt_return_deadline", at, M_("the period to return the cattle"))
     return data

@@ -13,6 +13,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from .. import clock
 from ..errors import NotFound, NotPermitted, Refused, Rule130Error
+from ..i18n import M_
 from ..store.models import ApiToken, Case, Panchayat, User
 
 _DUMMY_HASH = generate_password_hash("not a real password")
@@ -257,8 +258,8 @@ def can_see(session: Session, user: User, case: Case) -> bool:
 def check_lane(user: User, lane: str | None) -> None:
     """Refuse a task whose lane is not the user's role (HTTP 403)."""
     if lane != user.role:
-        raise NotPermitted(f"this task is for the {str(lane).replace('_', ' ')}; you are signed in as "
-                           f"{user.role.replace('_', ' ')}")
+        raise NotPermitted(M_("this task is for the %(lane)s; you are signed in as %(role)s",
+                              lane=M_(str(lane).replace("_", " ")), role=M_(user.role.replace("_", " "))))
 
 
 def by_display_name(session: Session, name: str, role: str) -> User | None:

@@ -10,7 +10,7 @@
       var canvas = viewer.get('canvas');
       var registry = viewer.get('elementRegistry');
       canvas.zoom('fit-viewport');
-      [['done', 'marker-done'], ['active', 'marker-active']].forEach(function (pair) {
+      [['done', 'marker-done'], ['active', 'marker-active'], ['waiting', 'marker-waiting']].forEach(function (pair) {
         (box.dataset[pair[0]] || '').split(' ').forEach(function (id) {
           if (id && registry.get(id)) { canvas.addMarker(id, pair[1]); }
         });
@@ -18,7 +18,7 @@
       box.setAttribute('data-rendered', 'true');
     })
     .catch(function (error) {
-      box.textContent = 'The diagram could not be drawn: ' + error.message;
+      box.textContent = (box.dataset.error || 'The diagram could not be drawn:') + ' ' + error.message;
       box.setAttribute('data-rendered', 'error');
     });
 }());

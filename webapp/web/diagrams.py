@@ -9,10 +9,9 @@ from typing import Any
 from flask import Blueprint, Response, abort, render_template, send_from_directory
 from flask_login import login_required
 from sqlalchemy import select
-from SpiffWorkflow.util.task import TaskState
 
 from ..app import db_session
-from ..services import cases, repository
+from ..services import cases, overview, repository
 from ..store.models import ProcessVersion
 from .officer import me
 
@@ -53,14 +52,6 @@ def case_diagram(case_id: int) -> Any:
     session = db_session()
     case = cases.get_case(session, me(), case_id)
     run = cases.CaseRun(session, case, None)
-    done, active = set(), set()
-    for task in run.wf.get_tasks():
-        bpmn_id = getattr(task.task_spec, "bpmn_id", None)
-        if not bpmn_id:
-            continue
-        if task.state == TaskState.COMPLETED:
-            done.add(bpmn_id)
-        elif task.state in (TaskState.READY, TaskState.WAITING, TaskState.STARTED):
-            active.add(bpmn_id)
-    return render_template("diagrams/case.html", case=case, version=run.loaded.version,
-                           done=sorted(done - active), active=sorted(active), bpmn_available=BPMN_JS_DIST.is_dir())
+    marks = overview.diagram_marks(run.wf)
+    return render_template("diagrams/case.html", case=case, version=run.loaded.version, done=marks.done,
+                           active=marks.active, waiting=marks.waiting, bpmn_available=BPMN_JS_DIST.is_dir())

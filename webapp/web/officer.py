@@ -9,7 +9,6 @@ error beside the field; other refusals (403, 404, 409) go to the error pages of 
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from typing import Any
@@ -23,7 +22,7 @@ from .. import casefile, clock
 from ..i18n import translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
-from ..services import cases, ledger, notifications, tasks, uow
+from ..services import cases, ledger, notifications, overview, search, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
@@ -162,8 +161,16 @@ def task(case_id: int, task_id: str) -> Any:
 
 @bp.route("/cases")
 def case_list() -> Any:
-    """The cases the user may see, newest first."""
-    return render_template("officer/cases.html", cases=cases.visible_cases(db_session(), me()))
+    """The cases the user may see, newest first; with ``q``, those found by case number, village,
+    animal tag or party name (services.search)."""
+    query = request.args.get("q", "").strip()
+    if not query:
+        return render_template("officer/cases.html", cases=cases.visible_cases(db_session(), me()), q="",
+                               matches=None)
+    too_long = len(query) > search.MAX_QUERY
+    matches = [] if too_long else search.search_cases(db_session(), me(), query)
+    return render_template("officer/cases.html", cases=[m.case for m in matches], q=query, matches=matches,
+                           too_long=too_long)
 
 
 def _blank_animal(row: dict[str, str]) -> bool:
@@ -226,42 +233,35 @@ def new_case() -> Any:
     return redirect(url_for("officer.case", case_id=case.id))
 
 
-def _history(events: list[Any]) -> list[dict[str, Any]]:
-    """The case history as rows: when, what, who (role), and the details (a refusal's message)."""
-    rows = []
-    # at one instant, a timer comes before what its firing caused (as in the simulator's timeline)
-    for event in sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id)):
-        try:
-            detail = json.loads(event.detail_json or "{}")
-        except ValueError:
-            detail = {}
-        if event.kind == "refusal":
-            text = detail.get("message", "")
-        elif event.kind == "timer":
-            text = ""
-        else:
-            text = "; ".join(f"{str(k).replace('_', ' ')}: {v}" for k, v in detail.items())
-        actor = (event.actor_role or "").replace(",", ", ") or None
-        rows.append({"at": event.at, "kind": event.kind, "name": event.name, "actor": actor,
-                     "detail": text})
-    return rows
-
-
 def _case_page(case_id: int, *, status: int = 200, action: str | None = None, error: str | None = None,
                values: dict[str, str] | None = None) -> Any:
     """The case page; ``action``/``error`` put a refusal beside the action form that caused it."""
+    from .diagrams import BPMN_JS_DIST  # (diagrams imports this module)
+
     session, user = db_session(), me()
     case = cases.get_case(session, user, case_id)
     cf = casefile.load(case.file_json)
     running = case.status == "running"
+    run = cases.CaseRun(session, case, None)  # read only: never saved here
+    version = run.loaded.version
+    marks = overview.diagram_marks(run.wf)
+    names = {task.task_spec.bpmn_id: task.task_spec.bpmn_name for task in run.wf.get_tasks()
+             if getattr(task.task_spec, "bpmn_id", None)}
+    entries = ledger.entries(session, case.id)
     context = {
         "case": case, "cf": cf, "tz": cf.timezone, "me": user,
         "panchayat": panchayat_of(session, case.panchayat_id),
         "summary": cases.summary(session, case),
         "deadlines": cases.deadlines(cf),
         "current": tasks.case_tasks(session, case) if running else [],
-        "history": _history(cases.history(session, case)),
-        "entries": ledger.entries(session, case.id),
+        "history": overview.audit_trail(session, case, version),
+        "entries": entries, "accounts": overview.accounts(entries),
+        "parties": overview.parties(cf),
+        "version": version, "marks": marks, "done": marks.done, "active": marks.active, "waiting": marks.waiting,
+        "active_names": [names.get(i) or i for i in marks.active],
+        "waiting_names": [names.get(i) or i for i in marks.waiting],
+        "timer": overview.next_timer(run.wf) if running else None,
+        "bpmn_available": BPMN_JS_DIST.is_dir(),
         "running": running, "action": action, "action_error": error, "values": values or {},
     }
     return render_template("officer/case.html", **context), status

@@ -1,0 +1,142 @@
+"""The case on one screen (diagram marks, next timer, deadlines, parties, money by account,
+documents, audit trail) and the case search, scoped to the user's Panchayat."""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+
+from .test_web_pages import BLOCKS, at, complete, login, publish_notice, start_case_on_page, task_link, text_of
+
+
+def sold_to_bidder_b(client, sessions, virtual_clock) -> int:
+    """Scenario s1 to the sale: notice 2026-01-09 (30 days, full price ₹12,000), Bidder A ₹9,000 at
+    12:00 and Bidder B ₹12,500 at 15:00 on 2026-01-10 (the full price closes the auction)."""
+    case_id = start_case_on_page(client, virtual_clock)
+    publish_notice(client, sessions, virtual_clock, case_id)
+    virtual_clock.set(at("2026-01-10T12:00:00+05:30"))
+    assert complete(client, task_link(client, "Record bid"), bidder="Bidder A", amount="9000.00").status_code == 302
+    virtual_clock.set(at("2026-01-10T15:00:00+05:30"))
+    assert complete(client, task_link(client, "Record bid"), bidder="Bidder B", amount="12500.00").status_code == 302
+    return case_id
+
+
+def section_text(doc, section_id: str) -> str:
+    """The visible text of one section, blocks (dt, dd, td...) separated by a space."""
+    section = doc.get_element_by_id(section_id)
+    for node in section.iter(*BLOCKS):
+        node.tail = " " + (node.tail or "")
+    return re.sub(r"\s+", " ", section.text_content()).strip()
+
+
+def test_the_case_page_shows_deadlines_next_timer_parties_money_and_audit_trail(client, sessions, virtual_clock):
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)
+    page = client.get(f"/cases/{case_id}")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    doc = lxml.html.fromstring(html)
+
+    deadlines = section_text(doc, "deadlines")
+    assert "Release window (owner), last day Thursday, 8 January 2026" in deadlines
+    assert "Objections, last day Sunday, 8 February 2026" in deadlines
+    assert "Conditional auction, last day Sunday, 11 January 2026" in deadlines
+    # the buyer may not transfer for 30 days after the sale (2026-01-10), or until the final decision if later
+    assert "Transfer lock (condition b(i)), until Monday, 9 February 2026" in deadlines
+
+    # the next timer: the objection period ends at 00:00 of the day after its last day (Rule 130(a))
+    assert "Next timer: Objection period ends — Monday, 9 February 2026 00:00" in text_of(page)
+    diagram = doc.get_element_by_id("diagram")
+    assert "n_ice_period_ends" in diagram.get("data-waiting").split()
+    assert "start_impounded" in diagram.get("data-done").split()
+    assert "ut_publish_notice" in diagram.get("data-done").split()
+
+    parties = [[re.sub(r"\s+", " ", td.text_content()).strip() for td in row.xpath("td")]
+               for row in doc.xpath("//table[contains(@class,'parties')]/tbody/tr")]
+    assert parties == [["bidder", "Bidder A", "—"], ["bidder", "Bidder B", "—"], ["buyer", "Bidder B", "full price"]]
+
+    # the money by account: the sale price waits in suspense until the outcome is final
+    assert doc.get_element_by_id("bal-suspense").text_content().strip() == "₹12,500.00"
+    suspense = doc.get_element_by_id("account-suspense")
+    assert re.sub(r"\s+", " ", suspense.xpath("caption")[0].text_content()).strip() == "suspense: balance ₹12,500.00"
+    cells = [re.sub(r"\s+", " ", td.text_content()).strip() for td in suspense.xpath("tbody/tr[1]/td")]
+    assert cells[2:6] == ["buyer", "₹12,500.00", "", "₹12,500.00"]
+    buyer = doc.get_element_by_id("account-buyer")
+    assert "buyer: balance -₹12,500.00" in buyer.text_content()
+
+    documents = section_text(doc, "documents")
+    assert "Printable notice — Rule 130(a) and (b), published Friday, 9 January 2026" in documents
+
+    # the audit trail: who, when, with which data, under which clause
+    rows = [[re.sub(r"\s+", " ", td.text_content()).strip() for td in row.xpath("td")]
+            for row in doc.xpath("//table[contains(@class,'history')]/tbody/tr")]
+    bids = [r for r in rows if r[1] == "Record bid"]
+    assert len(bids) == 2
+    assert bids[1][0] == "Saturday, 10 January 2026 15:00"
+    assert bids[1][2] == "Secretary (secretary)"
+    assert "bidder: Bidder B" in bids[1][3] and "12500" in bids[1][3]
+    assert bids[1][4].startswith("Rule 130(b)")
+    timer = next(r for r in rows if r[1].startswith("Timer: Release window ends"))
+    assert timer[0] == "Friday, 9 January 2026 00:00" and timer[2] == "timer"
+    start = next(r for r in rows if r[1] == "Cattle impounded")
+    assert start[2] == "Pound Keeper (pound keeper)" and start[4].startswith("Rule 130")
+
+    # it prints as one document: print rules hide the navigation and forms, not the content
+    css = client.get("/static/style.css").get_data(as_text=True)
+    assert "@media print" in css and ".noprint" in css
+
+
+def test_the_case_page_in_hindi(client, sessions, virtual_clock):
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    page = client.get(f"/cases/{case_id}")
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert doc.get("lang") == "hi"
+    deadlines = section_text(doc, "deadlines")
+    assert "आपत्ति का अंतिम दिन रविवार, 8 फ़रवरी 2026" in deadlines
+    assert "अगला टाइमर: आपत्ति अवधि समाप्त — सोमवार, 9 फ़रवरी 2026 00:00" in text_of(page)
+    assert doc.get_element_by_id("bal-suspense").text_content().strip() == "₹12,500.00"
+    assert "उचंत खाता: शेष ₹12,500.00" in section_text(doc, "money")
+    assert "क्रेता" in section_text(doc, "parties")
+
+
+def test_case_search_by_tag_party_village_and_number_within_scope(app, client, sessions, virtual_clock):
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)  # signed in as the secretary of Rampura
+    found = client.get("/cases", query_string={"q": "RJ-1002"})
+    assert found.status_code == 200
+    doc = lxml.html.fromstring(found.get_data(as_text=True))
+    links = doc.xpath("//table[contains(@class,'results')]//a/@href")
+    assert links == [f"/cases/{case_id}"]
+    assert "tag: RJ-1002" in text_of(found) and "1 case matches “RJ-1002”." in text_of(found)
+    by_party = text_of(client.get("/cases", query_string={"q": "bidder b"}))
+    assert "RMP/2026/0001" in by_party and "buyer: Bidder B" in by_party and "bidder: Bidder B" in by_party
+    assert "RMP/2026/0001" in text_of(client.get("/cases", query_string={"q": "Bhimpura"}))
+    assert "RMP/2026/0001" in text_of(client.get("/cases", query_string={"q": "2026/0001"}))
+    # words must all match; a word found only outside the searchable fields (a species) is no match
+    assert "No case open to you matches “cow”." in text_of(client.get("/cases", query_string={"q": "cow"}))
+    assert "No case open to you" in text_of(client.get("/cases", query_string={"q": "Bidder Z"}))
+    assert "No case open to you" in text_of(client.get("/cases", query_string={"q": "%"}))
+    assert "at most 100 characters" in text_of(client.get("/cases", query_string={"q": "x" * 101}))
+    # another Panchayat's secretary does not find Rampura's case
+    login(client, "sec-khr")
+    assert "No case open to you matches “RJ-1002”." in text_of(client.get("/cases", query_string={"q": "RJ-1002"}))
+    # the appellate authority of the Samiti does
+    login(client, "app")
+    assert "RMP/2026/0001" in text_of(client.get("/cases", query_string={"q": "RJ-1002"}))
+
+
+def test_a_refusal_reads_in_hindi_with_the_last_day_as_babel_formats_it(client, sessions, virtual_clock):
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)  # the secretary is signed in
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    early = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan"})
+    assert early.status_code == 422
+    assert "पंचायत ने इस प्रकरण में अभी कोई निर्णय नहीं किया है" in text_of(early)
+    virtual_clock.set(at("2026-02-09T10:00:00+05:30"))  # the day after the last day for objections
+    late = client.post(f"/cases/{case_id}/objections", data={"objector": "Ram Lal"})
+    assert late.status_code == 422
+    assert ("आपत्ति अवधि रविवार, 8 फ़रवरी 2026 को समाप्त हो गई; इसके बाद कोई आपत्ति स्वीकार नहीं की जाती "
+            "(नियम 130(क))") in text_of(late)
+    # the history keeps the refusal in English words, as it was recorded
+    client.post("/language", data={"lang": "en", "next": "/tasks"})
+    history = text_of(client.get(f"/cases/{case_id}"))
+    assert "message: the objection period ended on Sunday, 8 February 2026" in history

@@ -1,0 +1,215 @@
+"""The case on one screen: where the case is on its diagram, the next timer, the parties, the
+money by account and the audit trail (who did what, when, with which data, under which clause).
+
+Read-only: nothing here changes a case. Instants are aware UTC datetimes; money is Decimal rupees.
+The clause of a diagram element is the beginning of its documentation, up to the first colon
+(every flow node's documentation begins with its clause: webapp/engine/parser.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from lxml import etree
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from SpiffWorkflow.util.task import TaskState
+
+from ..casefile import CaseFile
+from ..engine import runtime
+from ..store.models import Case, CaseEvent, LedgerEntry, ProcessVersion, User
+from . import ledger
+
+BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
+ZERO = Decimal("0.00")
+
+
+@dataclass
+class DiagramMarks:
+    """BPMN element ids by state: ``done`` (completed), ``active`` (ready for an officer or
+    running), ``waiting`` (timers and events the case waits for)."""
+
+    done: list[str]
+    active: list[str]
+    waiting: list[str]
+
+
+@dataclass
+class NextTimer:
+    element_id: str
+    name: str
+    due: datetime  # aware, UTC
+
+
+@dataclass
+class Party:
+    role: str  # owner | bidder | buyer | objector | appellant | receiving officer
+    name: str
+    facts: list[str] = field(default_factory=list)  # identifiers of what they did, shown as words
+
+
+@dataclass
+class AccountLine:
+    entry: LedgerEntry
+    direction: str  # "in" | "out"
+    balance: Decimal  # running balance of the account after this entry
+
+
+@dataclass
+class Account:
+    name: str
+    lines: list[AccountLine]
+    balance: Decimal
+
+
+@dataclass
+class AuditRow:
+    at: datetime
+    kind: str  # start | task | timer | refusal | notification | act
+    name: str
+    element_id: str | None
+    who: str | None  # the user's display name (None: the timer worker or the system)
+    role: str | None
+    data: list[tuple[str, str]]
+    clause: str | None
+
+
+def diagram_marks(workflow: Any) -> DiagramMarks:
+    """The element ids of a loaded SpiffWorkflow instance by state (an element both completed and
+    active, as in a loop, counts as active; the armed timer events count as waiting)."""
+    done, active, waiting = set(), set(), set()
+    for task in workflow.get_tasks():
+        bpmn_id = getattr(task.task_spec, "bpmn_id", None)
+        if not bpmn_id:
+            continue
+        if task.state == TaskState.COMPLETED:
+            done.add(bpmn_id)
+        elif task.state in (TaskState.READY, TaskState.STARTED):
+            active.add(bpmn_id)
+        elif task.state == TaskState.WAITING:
+            waiting.add(bpmn_id)
+    # an event-based gateway waits for its events: mark each armed timer event too
+    waiting.update(timer.bpmn_id for timer in runtime.armed_timers(workflow))
+    waiting -= active
+    return DiagramMarks(sorted(done - active - waiting), sorted(active), sorted(waiting))
+
+
+def next_timer(workflow: Any) -> NextTimer | None:
+    """The earliest armed timer of the instance (element, name and due instant), or None."""
+    timers = runtime.armed_timers(workflow)
+    if not timers:
+        return None
+    first = timers[0]
+    return NextTimer(first.bpmn_id, first.name or first.bpmn_id, first.due)
+
+
+@lru_cache(maxsize=32)
+def _elements(bpmn_xml: str) -> dict[str, tuple[str, str]]:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
+    found: dict[str, tuple[str, str]] = {}
+    for element in root.iter():
+        bpmn_id = element.get("id") if isinstance(element.tag, str) else None
+        if not bpmn_id:
+            continue
+        docs = " ".join((d.text or "").strip() for d in element.findall(f"{{{BPMN_NS}}}documentation"))
+        found[bpmn_id] = (element.get("name") or "", docs)
+    return found
+
+
+def clause_of(version: ProcessVersion, element_id: str | None) -> str | None:
+    """The clause an element implements: its documentation up to the first colon
+    (``Rule 130(b)(ii)``, ``reading``), or None for an unknown element or one without documentation."""
+    if not element_id:
+        return None
+    docs = _elements(version.bpmn_xml).get(element_id, ("", ""))[1]
+    if not docs:
+        return None
+    head = docs.split(":", 1)[0].strip()
+    return head or None
+
+
+def parties(cf: CaseFile) -> list[Party]:
+    """Everyone the case names, in the order they appear in it."""
+    found: list[Party] = []
+
+    def add(role: str, name: str | None, *facts: str) -> None:
+        if not name:
+            return
+        for party in found:
+            if party.role == role and party.name == name:
+                party.facts.extend(facts)
+                return
+        found.append(Party(role, name, list(facts)))
+
+    if cf.release:
+        add("owner", cf.release.owner, "released_by_owner")
+    for auction in cf.auctions:
+        for bid in auction.bids:
+            add("bidder", bid.bidder)
+    if cf.sale:
+        add("buyer", cf.sale.buyer, cf.sale.kind)
+    for objection in cf.objections:
+        add("objector", objection.objector, objection.decision or "pending")
+    if cf.interim:
+        add("objector", cf.interim.objector, "interim_delivery")
+    for appeal in cf.appeals:
+        add("appellant", appeal.appellant, appeal.decision or "pending")
+    if cf.dispatch:
+        add("receiving_officer", cf.dispatch.receiver, cf.dispatch.send_to)
+    return found
+
+
+def accounts(rows: list[LedgerEntry]) -> list[Account]:
+    """The ledger by account: the Panchayat's three accounts first (always listed), then each
+    party touched; every entry in or out with the running balance (in minus out)."""
+    names = list(ledger.PANCHAYAT_ACCOUNTS)
+    for entry in rows:
+        for name in (entry.from_account, entry.to_account):
+            if name not in names:
+                names.append(name)
+    result = []
+    for name in names:
+        balance, lines = ZERO, []
+        for entry in rows:
+            if entry.to_account == name:
+                balance += entry.amount
+                lines.append(AccountLine(entry, "in", balance))
+            elif entry.from_account == name:
+                balance -= entry.amount
+                lines.append(AccountLine(entry, "out", balance))
+        result.append(Account(name, lines, balance))
+    return result
+
+
+def _data(detail_json: str) -> list[tuple[str, str]]:
+    try:
+        detail = json.loads(detail_json or "{}")
+    except ValueError:
+        return []
+    if not isinstance(detail, dict):
+        return [("", str(detail))]
+    return [(str(key), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+            for key, value in detail.items()]
+
+
+def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[AuditRow]:
+    """Every history row of the case in time order (a timer before what its firing caused), with
+    the acting officer's name and role, the data recorded and the clause of the element."""
+    events = list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)))
+    events.sort(key=lambda e: (e.at, e.kind != "timer", e.id))
+    user_ids = {e.actor_user_id for e in events if e.actor_user_id}
+    names = {u.id: u.display_name for u in session.scalars(select(User).where(User.id.in_(user_ids)))} \
+        if user_ids else {}
+    rows = []
+    for event in events:
+        role = (event.actor_role or "").replace(",", ", ") or None
+        rows.append(AuditRow(at=event.at, kind=event.kind, name=event.name, element_id=event.element_id,
+                             who=names.get(event.actor_user_id), role=role, data=_data(event.detail_json),
+                             clause=clause_of(version, event.element_id)))
+    return rows
