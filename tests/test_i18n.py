@@ -142,3 +142,36 @@ def test_an_officers_choice_is_stored_and_follows_them_to_another_browser(app, c
     assert "My tasks" in text_of(other.get("/tasks"))
 
 
+
+
+def test_every_notification_template_fits_its_hindi_translation():
+    from webapp.services.notifications import TEMPLATES
+    catalogue = i18n.translations_for("hi")
+    for key, template in TEMPLATES.items():
+        fields = set(re.findall(r"{(\w+)}", template))
+        hindi = catalogue.gettext(template)
+        assert hindi != template, key
+        assert set(re.findall(r"{(\w+)}", hindi)) == fields, key
+
+
+def test_an_officer_who_chose_hindi_is_notified_in_hindi(client, sessions, virtual_clock):
+    from webapp.services import notifications
+
+    from .test_web_pages import pass_release_window
+    with sessions() as session:
+        session.query(User).filter_by(username="sec").one().language = "hi"
+        session.commit()
+    start_case_on_page(client, virtual_clock)
+    pass_release_window(sessions, virtual_clock)  # the report is raised: the secretary is told
+    with sessions() as session:
+        sec = session.query(User).filter_by(username="sec").one()
+        sarpanch = session.query(User).filter_by(username="sar").one()
+        [to_secretary] = notifications.inbox(session, sec)
+        assert to_secretary.message == ("RMP/2026/0001: छुड़ाने की अवधि बीत गई है; पत्रावली खुल गई है। "
+                                        "सूचना प्रकाशित करें (नियम 130(क))।")
+        assert notifications.inbox(session, sarpanch) == [] or all(
+            "the release window has passed" in n.message for n in notifications.inbox(session, sarpanch))
+    assert i18n.render_for("hi", "{case}: {period} ended with {last_day}.", case="X", period="objection period",
+                           last_day="2026-02-08") == "X: आपत्ति अवधि रविवार, 8 फ़रवरी 2026 को समाप्त हो गई।"
+    assert i18n.render_for("en", "{case}: {period} ended with {last_day}.", case="X", period="objection period",
+                           last_day="2026-02-08") == "X: objection period ended with Sunday, 8 February 2026."

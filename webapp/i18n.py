@@ -131,6 +131,16 @@ def format_instant(value: datetime | str | None, tz: str | None = None, language
     return format_datetime(local, f"{day_pattern(locale)} {TIME_PATTERN}", locale=locale)
 
 
+def format_instant_ms(value: datetime | None, tz: str | None = None, language: str | None = None) -> str:
+    """An instant to the millisecond (timer lateness), as :func:`format_instant` with seconds and
+    milliseconds: ``Friday, 9 January 2026 00:00:00.042``."""
+    if value is None:
+        return DASH
+    locale = _locale(language)
+    local = value.astimezone(ZoneInfo(tz or DEFAULT_TZ))
+    return format_datetime(local, f"{day_pattern(locale)} HH:mm:ss.SSS", locale=locale)
+
+
 def format_rupees(value: Decimal | str | int | None, language: str | None = None) -> str:
     """Rupees with paise and Indian digit grouping through Babel: ``₹1,23,456.00`` (negative
     ``-₹500.00``). ``value`` must be exact (Decimal, int or decimal text); None or "" gives a dash."""
@@ -314,3 +324,52 @@ def message_list(items: list[Any]) -> Message:
     """Several messages (or texts) joined by commas, each translated where it is shown."""
     template = ", ".join(f"%(i{n})s" for n in range(len(items)))
     return Message(template, **{f"i{n}": item for n, item in enumerate(items)})
+
+
+# -- texts for one person outside a request (notifications, e-mails, documents) ------------------
+
+_catalogues: dict[str, Any] = {}
+
+
+def translations_for(language: str | None) -> Any:
+    """The gettext catalogue of ``language`` (a babel ``Translations``; English: the identity),
+    compiling a missing or stale .mo first. For the timer worker and the CLI, which have no request."""
+    from babel.support import NullTranslations, Translations
+
+    code = normalise(language) or DEFAULT_LANGUAGE
+    if code == DEFAULT_LANGUAGE:
+        return NullTranslations()
+    if code not in _catalogues:
+        try:
+            compile_catalogues()
+        except OSError as error:
+            log.warning("could not compile the translations (%s)", error)
+        _catalogues[code] = Translations.load(str(TRANSLATIONS_DIR), [code])
+    return _catalogues[code]
+
+
+TRANSLATED_PARAMS = ("period", "role", "task", "consequence")  # catalogue texts, not names of people
+
+
+def render_for(language: str | None, template: str, **params: Any) -> str:
+    """``template`` (a catalogue message with ``{name}`` fields, str.format style) in ``language``,
+    each parameter shown for that reader: an ISO day or a date by :func:`format_day`; the texts of
+    :data:`TRANSLATED_PARAMS` (a task, a role, a period) through the catalogue; names as they are. A translation that does
+    not fit its parameters falls back to the English text."""
+    catalogue = translations_for(language)
+
+    def shown(key: str, value: Any) -> Any:
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return format_day(value, language)
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return format_day(value, language)
+        if isinstance(value, str) and value and key in TRANSLATED_PARAMS:
+            return catalogue.gettext(value.replace("_", " "))
+        return value
+
+    english = template.format(**params)
+    try:
+        return catalogue.gettext(template).format(**{k: shown(k, v) for k, v in params.items()})
+    except (KeyError, IndexError, ValueError):
+        log.warning("the %s translation of %r does not fit its parameters", language, template)
+        return english

@@ -9,26 +9,27 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
+from ..i18n import N_, render_for
 from ..store.models import Case, Notification, Panchayat, User
 from . import deliveries
 
 TEMPLATES: dict[str, str] = {
-    "report_raised": "{case}: the release window has passed; the file is open. Publish the notice (Rule 130(a)).",
-    "auction_unsold": "{case}: the conditional auction closed without a sale. Decide the unsold cattle (Rule 130(b) proviso).",
-    "cattle_dispatched": "{case}: cattle were sent to you for sale. Record the sale and the remittance.",
-    "outcome_final": "{case}: the Panchayat's decision is final (Rule 130(e) proviso).",
-    "feeding_charges_due": "{case}: the cattle were delivered; pay the feeding charges (Rule 130(d)).",
-    "case_closed": "{case}: the case is closed.",
-    "incident_opened": "{case}: held by incident {incident}: “{element}” failed ({error}). Fix the cause, then "
-                       "retry or skip it on the incidents page.",
-    "objection_filed": "{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c)).",
-    "appeal_filed": "{case}: an appeal was filed by {appellant} (Rule 130(e) proviso).",
-    "task_ready": "{case}: the task '{task}' is ready for you.",
-    "deadline_near": "{case}: {period} ends with {last_day} ({days_left} left); {consequence}",
-    "period_ended": "{case}: {period} ended with {last_day}.",
-    "task_overdue": "{case}: the task '{task}' is overdue (due by {due_day}).",
-    "task_escalated": "{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
-                      "escalated to you.",
+    "report_raised": N_("{case}: the release window has passed; the file is open. Publish the notice (Rule 130(a))."),
+    "auction_unsold": N_("{case}: the conditional auction closed without a sale. Decide the unsold cattle (Rule 130(b) proviso)."),
+    "cattle_dispatched": N_("{case}: cattle were sent to you for sale. Record the sale and the remittance."),
+    "outcome_final": N_("{case}: the Panchayat's decision is final (Rule 130(e) proviso)."),
+    "feeding_charges_due": N_("{case}: the cattle were delivered; pay the feeding charges (Rule 130(d))."),
+    "case_closed": N_("{case}: the case is closed."),
+    "incident_opened": N_("{case}: held by incident {incident}: “{element}” failed ({error}). Fix the cause, then "
+                          "retry or skip it on the incidents page."),
+    "objection_filed": N_("{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c))."),
+    "appeal_filed": N_("{case}: an appeal was filed by {appellant} (Rule 130(e) proviso)."),
+    "task_ready": N_("{case}: the task '{task}' is ready for you."),
+    "deadline_near": N_("{case}: {period} ends with {last_day} ({days_left} left); {consequence}"),
+    "period_ended": N_("{case}: {period} ended with {last_day}."),
+    "task_overdue": N_("{case}: the task '{task}' is overdue (due by {due_day})."),
+    "task_escalated": N_("{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
+                      "escalated to you."),
 }
 
 
@@ -59,9 +60,12 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
     """Write one notification per recipient of ``roles`` (but not ``exclude_user_id``, the officer
     whose own act caused it) and queue its deliveries on the recipient's channels, in the caller's
     transaction. Returns the rows written."""
-    text = TEMPLATES.get(template, template).format(case=case.case_number, **params)
     people = list({user.id: user for user in recipients(session, case, roles) if user.id != exclude_user_id}.values())
-    rows = [Notification(user_id=user.id, case_id=case.id, template=template, message=text, created_at=clock.now())
+    # each recipient reads it in their own language (dates by Babel); English when untranslated
+    rows = [Notification(user_id=user.id, case_id=case.id, template=template,
+                         message=render_for(user.language, TEMPLATES.get(template, template), case=case.case_number,
+                                            **params),
+                         created_at=clock.now())
             for user in people]
     session.add_all(rows)
     if rows:

@@ -22,7 +22,6 @@ import os
 import time
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, current_app, g, render_template, request
 from flask_login import current_user
@@ -31,6 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from .. import clock, logs
 from ..app import db_session, sessions
 from ..errors import NotPermitted
+from ..i18n import format_instant_ms
 from ..services import monitoring
 
 bp = Blueprint("monitor", __name__)
@@ -57,10 +57,9 @@ def _record_latency(response: Response) -> Response:
 
 @bp.app_template_filter("instant_ms")
 def fmt_instant_ms(value: datetime | None, tz: str | None = None) -> str:
-    """An instant in zone ``tz`` to the millisecond, day first: 09-01-2026 00:00:00.042."""
-    if value is None:
-        return "—"
-    return value.astimezone(ZoneInfo(tz or "Asia/Kolkata")).strftime("%d-%m-%Y %H:%M:%S.%f")[:-3]
+    """An instant in zone ``tz`` to the millisecond, day first with the weekday, through Babel
+    (webapp.i18n.format_instant_ms): Friday, 9 January 2026 00:00:00.042."""
+    return format_instant_ms(value, tz)
 
 
 @bp.app_template_filter("seconds")
