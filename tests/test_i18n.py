@@ -145,9 +145,13 @@ def test_an_officers_choice_is_stored_and_follows_them_to_another_browser(app, c
 
 
 def test_every_notification_template_fits_its_hindi_translation():
+    from webapp.services import deliveries
     from webapp.services.notifications import TEMPLATES
     catalogue = i18n.translations_for("hi")
-    for key, template in TEMPLATES.items():
+    every = {**TEMPLATES, **{f"subject {k}": v for k, v in deliveries.SUBJECTS.items()},
+             "subject": deliveries.EMAIL_SUBJECT, "subject without case": deliveries.EMAIL_SUBJECT_NO_CASE,
+             "body": deliveries.EMAIL_BODY}
+    for key, template in every.items():
         fields = set(re.findall(r"{(\w+)}", template))
         hindi = catalogue.gettext(template)
         assert hindi != template, key

@@ -30,6 +30,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
+from ..i18n import N_, render_for
 from ..store.models import Case, Delivery, Notification, NotificationPreference, User
 from . import channels
 
@@ -37,20 +38,24 @@ log = logging.getLogger("rule130.notify")
 CHANNELS = ("email", "webhook")
 STATUSES = ("pending", "sending", "sent", "failed")
 
+EMAIL_SUBJECT = N_("Rule 130 {case}: {what}")
+EMAIL_SUBJECT_NO_CASE = N_("Rule 130: {what}")
+EMAIL_BODY = N_("{name},\n\n{text}\n\nCase: {case}\nSent by the Rule 130 cattle pound case system (notification {id}). "
+                "Sign in to see the case and your tasks.\n")
 SUBJECTS: dict[str, str] = {
-    "report_raised": "the release window has passed",
-    "auction_unsold": "the auction closed without a sale",
-    "cattle_dispatched": "cattle sent to you for sale",
-    "outcome_final": "the decision is final",
-    "feeding_charges_due": "feeding charges to pay",
-    "objection_filed": "an objection was filed",
-    "appeal_filed": "an appeal was filed",
-    "task_ready": "a task is ready for you",
-    "deadline_near": "a deadline is near",
-    "period_ended": "a legal period has ended",
-    "task_overdue": "a task is overdue",
-    "task_escalated": "an overdue task is escalated to you",
-    "case_closed": "the case is closed",
+    "report_raised": N_("the release window has passed"),
+    "auction_unsold": N_("the auction closed without a sale"),
+    "cattle_dispatched": N_("cattle sent to you for sale"),
+    "outcome_final": N_("the decision is final"),
+    "feeding_charges_due": N_("feeding charges to pay"),
+    "objection_filed": N_("an objection was filed"),
+    "appeal_filed": N_("an appeal was filed"),
+    "task_ready": N_("a task is ready for you"),
+    "deadline_near": N_("a deadline is near"),
+    "period_ended": N_("a legal period has ended"),
+    "task_overdue": N_("a task is overdue"),
+    "task_escalated": N_("an overdue task is escalated to you"),
+    "case_closed": N_("the case is closed"),
 }
 
 
@@ -129,12 +134,12 @@ def _send(session: Session, settings: channels.ChannelSettings, delivery: Delive
     notification, case, user = _message(session, delivery)
     text = channels.dayfirst(notification.message)
     if delivery.channel == "email":
-        what = SUBJECTS.get(notification.template, notification.template.replace("_", " "))
-        subject = f"Rule 130 {case.case_number}: {what}" if case else f"Rule 130: {what}"
-        body = (f"{user.display_name},\n\n{text}\n\n"
-                f"Case: {case.case_number if case else '-'}\n"
-                f"Sent by the Rule 130 cattle pound case system (notification {notification.id}). "
-                f"Sign in to see the case and your tasks.\n")
+        # in the recipient's language, as the notification itself (webapp.i18n.render_for)
+        what = render_for(user.language, SUBJECTS.get(notification.template, notification.template.replace("_", " ")))
+        subject = (render_for(user.language, EMAIL_SUBJECT, case=case.case_number, what=what) if case
+                   else render_for(user.language, EMAIL_SUBJECT_NO_CASE, what=what))
+        body = render_for(user.language, EMAIL_BODY, name=user.display_name, text=text,
+                          case=case.case_number if case else "-", id=notification.id)
         message_id = f"<rule130-delivery-{delivery.id}@{socket.getfqdn() or 'localhost'}>"
         channels.send_email(settings, channels.email_message(settings, delivery.target, subject, body, message_id))
     elif delivery.channel == "webhook":
