@@ -6,6 +6,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from ..errors import Refused
+from ..i18n import M_
 
 _PLAIN = re.compile(r"-?[0-9]+(\.[0-9]+)?")  # ASCII digits, an optional point with digits after it
 
@@ -23,23 +24,27 @@ def parse_amount(value: object, field: str, label: str | None = None, *, positiv
     Raises:
         Refused: not a number, negative (or zero when ``positive``), or more than two decimals.
     """
-    label = label or field.replace("_", " ")
+    label = label or M_(field.replace("_", " "))
     if isinstance(value, float) or isinstance(value, bool):
-        raise Refused(f"{label}: give the amount as text, e.g. \"1200.50\"", {field: "not an exact amount"})
+        raise Refused(M_("%(label)s: give the amount as text, e.g. \"1200.50\"", label=label),
+                      {field: M_("not an exact amount")})
     text = str(value).strip() if value is not None else ""
     if not _PLAIN.fullmatch(text):
-        raise Refused(f"{label}: {text!r} is not an amount in rupees (write e.g. 1200 or 1200.50)",
-                      {field: "not a number"})
+        raise Refused(M_("%(label)s: %(text)s is not an amount in rupees (write e.g. 1200 or 1200.50)",
+                         label=label, text=repr(text)), {field: M_("not a number")})
     try:
         amount = Decimal(text)
     except InvalidOperation:  # pragma: no cover - the pattern admits only plain decimals
-        raise Refused(f"{label}: {text!r} is not an amount in rupees", {field: "not a number"}) from None
+        raise Refused(M_("%(label)s: %(text)s is not an amount in rupees", label=label, text=repr(text)),
+                      {field: M_("not a number")}) from None
     if amount < 0:
-        raise Refused(f"{label}: an amount cannot be negative ({text})", {field: "negative"})
+        raise Refused(M_("%(label)s: an amount cannot be negative (%(text)s)", label=label, text=text),
+                      {field: M_("negative")})
     if positive and amount == 0:
-        raise Refused(f"{label}: the amount must be more than zero", {field: "zero"})
+        raise Refused(M_("%(label)s: the amount must be more than zero", label=label), {field: M_("zero")})
     if amount.as_tuple().exponent < -2:
-        raise Refused(f"{label}: rupees take at most two decimals (paise), not {text}", {field: "too many decimals"})
+        raise Refused(M_("%(label)s: rupees take at most two decimals (paise), not %(text)s", label=label, text=text),
+                      {field: M_("too many decimals")})
     if amount >= Decimal("1e12"):
-        raise Refused(f"{label}: {text} is too large", {field: "too large"})
+        raise Refused(M_("%(label)s: %(text)s is too large", label=label, text=text), {field: M_("too large")})
     return amount.quantize(Decimal("0.01"))

@@ -142,7 +142,7 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     if days > 365:
         raise Refused("the objection period cannot be more than 365 days", {"objection_period_days": "too long"})
     data["objection_period_days"] = days
-    data["full_price"] = parse_amount(data.get("full_price"), "full_price", "the full price", positive=True)
+    data["full_price"] = parse_amount(data.get("full_price"), "full_price", M_("the full price"), positive=True)
     if not cf.living_animals():
         raise Refused(M_("no animal is left in the pound to notify"))
     return data
@@ -151,7 +151,7 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
 @check("record_bid")
 def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
     data["bidder"] = _require_text(data, "bidder", M_("the bidder's name"))
-    data["amount"] = parse_amount(data.get("amount"), "amount", "the bid", positive=True)
+    data["amount"] = parse_amount(data.get("amount"), "amount", M_("the bid"), positive=True)
     auction = cf.auction
     if auction is None:
         raise Refused(M_("no conditional auction is open for this case"))
@@ -192,8 +192,8 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
 
 @check("record_remittance")
 def _remittance(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
-    data["proceeds"] = parse_amount(data.get("proceeds"), "proceeds", "the gross sale price")
-    data["expenses"] = parse_amount(data.get("expenses"), "expenses", "the expenses of sale")
+    data["proceeds"] = parse_amount(data.get("proceeds"), "proceeds", M_("the gross sale price"))
+    data["expenses"] = parse_amount(data.get("expenses"), "expenses", M_("the expenses of sale"))
     if data["expenses"] > data["proceeds"]:
         raise Refused(f"the expenses of sale ({data['expenses']}) cannot exceed the sale price ({data['proceeds']})",
                       {"expenses": "more than the sale price"})
@@ -208,7 +208,7 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
         raise Refused(f"the ownership of {other} is already proved; at most one claim can be proved",
                       {"decision": "another claim is proved"})
     if decision == "interim_delivery":
-        data["security"] = parse_amount(data.get("security"), "security", "the security", positive=True)
+        data["security"] = parse_amount(data.get("security"), "security", M_("the security"), positive=True)
         if cf.interim is not None:
             raise Refused(f"the cattle were already delivered on security to {cf.interim.objector}")
         if cf.sale is not None:
@@ -223,7 +223,7 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
 
 @check("pay_feeding_charges")
 def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
-    data["amount"] = parse_amount(data.get("amount"), "amount", "the feeding charges")
+    data["amount"] = parse_amount(data.get("amount"), "amount", M_("the feeding charges"))
     limit = fees.pound_feeding(cf, legal_time.local_day(at, cf.timezone))
     if data["amount"] > limit:
         raise Refused(f"the feeding charges cannot exceed the pound's feeding expenses C = {limit} (Rule 130(d))",
