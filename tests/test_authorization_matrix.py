@@ -58,6 +58,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /login": every(302, anonymous=200),
     "POST /login": every(200),  # an empty form: "the user name or the password is not right"
     "POST /logout": every(302),
+    "POST /language": every(302),  # no language chosen: back to the board with a message, nothing stored
     # officers' pages: a signed-in user, anonymous goes to the sign-in page
     "GET /": every(302),
     "GET /tasks": every(200, anonymous=302),
