@@ -29,7 +29,7 @@ def at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def sign_in(browser, base: str, username: str, viewport: dict):
+def sign_in(browser, base: str, username: str, viewport: dict, language: str = "en"):
     context = browser.new_context(viewport=viewport, locale="en-IN")
     page = context.new_page()
     page.goto(f"{base}/login")
@@ -38,6 +38,10 @@ def sign_in(browser, base: str, username: str, viewport: dict):
     page.click("form [type=submit]")
     page.wait_for_load_state()
     assert "/login" not in page.url, f"{username} could not sign in"
+    if language != "en":  # the officer chooses the language with the switch every page has
+        page.click(f"#language button[name=lang][value={language}]")
+        page.wait_for_load_state()
+    assert page.locator("html").get_attribute("lang") == language
     return page
 
 
@@ -69,13 +73,23 @@ def submit(page) -> None:
     assert page.locator(".error-box").count() == 0, page.locator(".error-box").first.inner_text()
 
 
-def test_three_officers_carry_s1_to_the_final_order(browser, live_server, sessions, virtual_clock):
+# What each language's pages must say (from webapp/translations; English is the source text).
+WORDS = {
+    "en": {"objection_label": "Objection period (days)", "case_heading": "Case "},
+    "hi": {"objection_label": "आपत्ति अवधि (दिन)", "case_heading": "प्रकरण "},
+}
+
+
+@pytest.mark.parametrize("language", ["en", "hi"])
+def test_three_officers_carry_s1_to_the_final_order(language, browser, live_server, sessions, virtual_clock):
+    words = WORDS[language]
+    suffix = "" if language == "en" else f"-{language}"
     scenario = load_scenario(S1)
     base = live_server
     virtual_clock.set(at("2026-01-05T10:00:00+05:30"))
 
     # The pound keeper records the impounded cattle on a phone.
-    keeper = sign_in(browser, base, "pk", PHONE)
+    keeper = sign_in(browser, base, "pk", PHONE, language)
     keeper.goto(f"{base}/cases/new")
     keeper.fill("#impounded_at", "2026-01-05T10:00")
     keeper.fill("#place_seized", "Bhimpura")
@@ -88,16 +102,17 @@ def test_three_officers_carry_s1_to_the_final_order(browser, live_server, sessio
     keeper.click("main form [type=submit]")
     keeper.wait_for_load_state()
     case_id = int(keeper.url.rstrip("/").split("/")[-1])
-    assert keeper.locator("h1").inner_text().startswith("Case ")
+    assert keeper.locator("h1").inner_text().startswith(words["case_heading"])
 
     # Day 4: the release window has closed; the secretary publishes the notice.
     fire_until(sessions, case_id, virtual_clock, at("2026-01-09T11:00:00+05:30"))
     virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
-    secretary = sign_in(browser, base, "sec", DESK)
+    secretary = sign_in(browser, base, "sec", DESK, language)
     secretary.goto(f"{base}/tasks")
-    shoot(secretary, "task-list")
+    shoot(secretary, "task-list" + suffix)
     open_task(secretary, base, sessions, case_id, "ut_publish_notice")
-    shoot(secretary, "task-form")
+    assert words["objection_label"] in secretary.locator("label[for=f-objection_period_days]").inner_text()
+    shoot(secretary, "task-form" + suffix)
     secretary.fill("[name=objection_period_days]", "30")
     secretary.fill("[name=full_price]", "12000.00")
     submit(secretary)
@@ -115,7 +130,7 @@ def test_three_officers_carry_s1_to_the_final_order(browser, live_server, sessio
     # The notice period ends on 08-02-2026 with no objection; the sarpanch orders that the auction stand.
     fire_until(sessions, case_id, virtual_clock, at("2026-02-09T11:00:00+05:30"))
     virtual_clock.set(at("2026-02-09T11:00:00+05:30"))
-    sarpanch = sign_in(browser, base, "sar", DESK)
+    sarpanch = sign_in(browser, base, "sar", DESK, language)
     open_task(sarpanch, base, sessions, case_id, "ut_order_stand")
     submit(sarpanch)
 
@@ -127,9 +142,9 @@ def test_three_officers_carry_s1_to_the_final_order(browser, live_server, sessio
 
     sarpanch.goto(f"{base}/cases/{case_id}")
     text = sarpanch.locator("main").inner_text()
-    for amount in ("12,500.00", "1,720.00", "10,780.00"):  # sale; pound account (F + C); Panchayat fund
+    for amount in ("₹12,500.00", "₹1,720.00", "₹10,780.00"):  # sale; pound account (F + C); Panchayat fund
         assert amount in text, f"the case page does not show {amount}"
-    shoot(sarpanch, "case-page")
+    shoot(sarpanch, "case-page" + suffix)
     for page in (keeper, secretary, sarpanch):
         page.context.close()
 
