@@ -42,4 +42,5 @@ fi
 if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error
   echo "browser assets installed in node_modules"
+  npm run --silent build   # the administrators' modeler bundle (esbuild) into webapp/static/modeler
 fi

@@ -112,6 +112,16 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /admin/incidents/<int:incident_id>/retry": every(403, anonymous=302, administrator=404),
     # an empty reason is refused before the incident is looked up: back to the page with the message
     "POST /admin/incidents/<int:incident_id>/skip": every(403, anonymous=302, administrator=302),
+    # the modeler: installation-wide administrators only (RMP's administrator here is scoped: 403);
+    # its JSON endpoints answer 401 without a sign-in
+    "GET /admin/processes": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>/source": every(403, anonymous=401),
+    "POST /admin/processes/<process_id>/validate": every(403, anonymous=401),
+    "POST /admin/processes/<process_id>/draft": every(403, anonymous=401),
+    "POST /admin/processes/<process_id>/draft/discard": every(403, anonymous=401),
+    "POST /admin/processes/<process_id>/deploy": every(403, anonymous=401),
+    "POST /api/v1/process-versions": every(403, anonymous=401),
     # the JSON API: bearer tokens, anonymous 401
     "GET /api/v1/openapi.json": every(200),
     "GET /api/v1/me": every(200, anonymous=401),
@@ -186,6 +196,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "token_id": lambda w, side: w.fresh_token_id(side),
     "filename": lambda w, side: None,  # per rule, below
     "incident_id": lambda w, side: 999_999_999,  # no such incident (see EXPECTED)
+    "process_id": lambda w, side: "rule130_case",
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

@@ -57,14 +57,17 @@ class Conflict(Rule130Error):
 
 
 class InvalidDiagram(Rule130Error):
-    """A process diagram or form that cannot be deployed; ``problems`` lists each problem."""
+    """A process diagram or form that cannot be deployed; ``problems`` lists each problem as a line
+    of text, ``found`` the same problems as structured objects (webapp.engine.parser.Problem: element
+    id, line, message, severity) when the parser made them."""
 
     code = "invalid_diagram"
     status = 422
 
-    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+    def __init__(self, message: str, problems: list[str] | None = None, found: list | None = None) -> None:
         super().__init__(message)
         self.problems = problems or [message]
+        self.found = list(found or [])
 
 
 class EngineFailure(Rule130Error):

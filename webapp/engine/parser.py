@@ -74,6 +74,17 @@ class ParsedProcess:
     warnings: list[Problem] = field(default_factory=list)
 
 
+def refusal(message: str, problems: list[Problem], lines: list[str] | None = None) -> InvalidDiagram:
+    """An InvalidDiagram carrying ``problems`` as Problem objects and as text lines (``lines``, by
+    default ``str(problem)`` each)."""
+    return InvalidDiagram(message, lines if lines is not None else [str(p) for p in problems], problems)
+
+
+def problems_of(error: InvalidDiagram) -> list[Problem]:
+    """The structured problems of a refusal (a plain message becomes one problem with no element)."""
+    return list(error.found) or [Problem(p) for p in error.problems]
+
+
 def safe_xml_parser() -> etree.XMLParser:
     """An lxml parser that never expands entities, loads DTDs or touches the network."""
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
@@ -97,16 +108,30 @@ def read_xml(bpmn_xml: bytes) -> etree._Element:
     """
     if len(bpmn_xml) > MAX_BPMN_BYTES:
         raise InvalidDiagram(f"the diagram is {len(bpmn_xml)} bytes; the limit is {MAX_BPMN_BYTES}")
+    # A DTD is refused before lxml sees it: libxml2 would otherwise stop a "billion laughs" file with
+    # its own amplification error, a message that does not say what to remove.
+    first_element = _FIRST_ELEMENT.search(bpmn_xml)
+    prolog = bpmn_xml[:first_element.start() if first_element else len(bpmn_xml)].upper()
+    if b"<!DOCTYPE" in prolog or b"<!ENTITY" in prolog:
+        start = prolog.find(b"<!DOCTYPE") if b"<!DOCTYPE" in prolog else prolog.find(b"<!ENTITY")
+        raise refusal(DTD_REFUSED, [Problem(DTD_REFUSED, line=bpmn_xml[:start].count(b"\n") + 1)], [DTD_REFUSED])
     try:
         root = etree.fromstring(bpmn_xml, safe_xml_parser())
     except etree.XMLSyntaxError as error:
-        raise InvalidDiagram(f"the file is not well-formed XML: {error}") from None
-    doctype = root.getroottree().docinfo.internalDTD
-    if doctype is not None or b"<!ENTITY" in bpmn_xml[:4096].upper():
-        raise InvalidDiagram("the file declares a DTD or entities; BPMN files must not")
+        raise _not_well_formed(error) from None
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise refusal(DTD_REFUSED, [Problem(DTD_REFUSED)], [DTD_REFUSED])
     if etree.QName(root).namespace != BPMN_NS or etree.QName(root).localname != "definitions":
-        raise InvalidDiagram("the file is not BPMN 2.0: its root element is not bpmn:definitions")
+        message = "the file is not BPMN 2.0: its root element is not bpmn:definitions"
+        raise refusal(message, [Problem(message, line=root.sourceline)], [message])
     return root
+
+
+def _not_well_formed(error: etree.XMLSyntaxError) -> InvalidDiagram:
+    """lxml's syntax error as a refusal whose problem carries the line (the message keeps lxml's text)."""
+    message = f"the file is not well-formed XML: {error}"
+    line = error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None
+    return refusal(message, [Problem(f"the file is not well-formed XML: {error.msg}", line=line)], [message])
 
 
 def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "rule130_case",
@@ -129,8 +154,7 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
     # with a message an administrator cannot act on: report them all, before SpiffWorkflow's parser.
     structural = _check_data_stores(root, parser) + _check_exclusive_gateways(root)
     if structural:
-        raise InvalidDiagram(f"{len(structural)} problem(s) stop this diagram from running",
-                             [str(p) for p in structural])
+        raise refusal(f"{len(structural)} problem(s) stop this diagram from running", structural)
     try:
         parser.add_bpmn_xml(etree.ElementTree(root), filename=filename)
         spec = parser.get_spec(process_id)
@@ -138,10 +162,10 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
     except ValidationException as error:
         line = error.line_number or _line_of(root, getattr(error, "id", None))
         message = _ELEMENT_REPR.sub(lambda m: m.group(1), " ".join(str(error).split()))
-        raise InvalidDiagram("the diagram is not valid BPMN",
-                             [str(Problem(message, getattr(error, "id", None) or None, line))]) from None
+        raise refusal("the diagram is not valid BPMN",
+                      [Problem(message, getattr(error, "id", None) or None, line)]) from None
     except etree.XMLSyntaxError as error:
-        raise InvalidDiagram(f"the file is not well-formed XML: {error}") from None
+        raise _not_well_formed(error) from None
     except Exception as error:  # SpiffWorkflow raises plain exceptions for some malformed input
         raise InvalidDiagram(f"the diagram cannot be parsed: {error}") from None
 
@@ -152,12 +176,14 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = "ru
                  for name in sorted(set(forms) - named)]
     errors = [p for p in problems if p.severity == "error"]
     if errors:
-        raise InvalidDiagram(f"{len(errors)} problem(s) stop this diagram from running", [str(p) for p in errors])
+        raise refusal(f"{len(errors)} problem(s) stop this diagram from running", errors)
     forms = {name: forms[name] for name in sorted(named) if name in forms}
     return ParsedProcess(process_id, spec, subprocess_specs, forms, bpmn_xml, content_hash(bpmn_xml, forms),
                          [p for p in problems if p.severity != "error"])
 
 
+_FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
+DTD_REFUSED = "the file declares a DTD or entities; BPMN files must not"
 _ELEMENT_REPR = re.compile(r"<Element \{[^}]*\}(\w+) at 0x[0-9a-fA-F]+>")
 
 
@@ -178,26 +204,41 @@ def verdict(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[str
     Returns:
         (deployable, problems): problems are ``str(Problem)`` lines, errors first, then warnings.
     """
+    deployable, problems = diagnose(bpmn_xml, forms, handler_names)
+    return deployable, [str(p) for p in problems]
+
+
+def diagnose(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[str] | None,
+             process_id: str | None = None) -> tuple[bool, list[Problem]]:
+    """:func:`verdict` with the problems as Problem objects (element id, line, message, severity).
+
+    Args:
+        process_id: the process to build; None picks it as :func:`verdict` does.
+    Returns:
+        (deployable, problems): errors first, then warnings; deployable when no problem is an error.
+    """
     try:
         root = read_xml(bpmn_xml)
     except InvalidDiagram as error:
-        return False, [str(Problem(p)) for p in error.problems]
+        return False, problems_of(error)
     processes = root.findall(f"{{{BPMN_NS}}}process")
     if not processes:
-        return False, [str(Problem("the file has no process"))]
-    executable = [p for p in processes if p.get("isExecutable") == "true"]
-    chosen = (executable or processes)[0]
-    process_id = chosen.get("id") or ""
-    lead: list[str] = []
-    if not executable:
-        lead.append(str(Problem('no executable process: mark the process to run with isExecutable="true"',
-                                process_id, chosen.sourceline)))
+        return False, [Problem("the file has no process")]
+    lead: list[Problem] = []
+    if process_id is None:
+        executable = [p for p in processes if p.get("isExecutable") == "true"]
+        chosen = (executable or processes)[0]
+        process_id = chosen.get("id") or ""
+        if not executable:
+            lead.append(Problem('no executable process: mark the process to run with isExecutable="true"',
+                                process_id, chosen.sourceline))
     try:
         parsed = parse_process(bpmn_xml, forms, process_id, handler_names=handler_names)
     except InvalidDiagram as error:
-        problems = [p for p in error.problems if not (lead and p.rstrip(". ").endswith("is not executable"))]
+        problems = [p for p in problems_of(error)
+                    if not (lead and p.message.rstrip(". ").endswith("is not executable"))]
         return False, lead + problems
-    return not lead, lead + [str(p) for p in parsed.warnings]
+    return not lead, lead + list(parsed.warnings)
 
 
 def _form_of(task_spec: Any) -> str | None:

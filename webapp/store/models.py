@@ -106,6 +106,24 @@ class ProcessVersion(Base):
     note: Mapped[str] = mapped_column(Text, default="")
 
 
+class ProcessDraft(Base):
+    """An administrator's unfinished edit of a process (one per process): the BPMN and the forms' JSON
+    text as last saved, the version it started from, who saved it and when. ``revision`` counts
+    saves, so two administrators cannot overwrite each other's work unnoticed."""
+
+    __tablename__ = "process_draft"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    process_id: Mapped[str] = mapped_column(String(100), unique=True)
+    base_version_id: Mapped[int | None] = mapped_column(ForeignKey("process_version.id"))
+    bpmn_xml: Mapped[str] = mapped_column(Text)
+    forms_json: Mapped[str] = mapped_column(Text)  # {file name: JSON text as the administrator wrote it}
+    saved_by: Mapped[str] = mapped_column(String(80))
+    saved_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+
+    __mapper_args__ = {"version_id_col": revision}
+
+
 class Case(Base):
     """One Rule 130 case: a process instance, its case file, and the columns lists need."""
 

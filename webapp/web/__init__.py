@@ -7,6 +7,7 @@ from flask import Flask
 
 def register(app: Flask) -> None:
     from . import api, auth, diagrams, errors, notify, officer, ops, public
+    from . import modeler  # adds POST /api/v1/process-versions to the API blueprint before it is registered
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)
     app.register_blueprint(public.bp)
@@ -21,6 +22,7 @@ def register(app: Flask) -> None:
     app.register_blueprint(monitor.bp)
     from . import incidents
     app.register_blueprint(incidents.bp)
+    app.register_blueprint(modeler.bp)
     errors.register(app)
     from . import language
     app.register_blueprint(language.bp)

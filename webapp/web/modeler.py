@@ -1,0 +1,261 @@
+"""The modeler for administrators: edit a process diagram and its forms in the browser, save a draft,
+validate, deploy with a note; and ``POST /api/v1/process-versions``, the same pipeline for programs.
+
+The page is bpmn-js's Modeler with its properties panel and bpmnlint, bundled by ``npm run build``
+(scripts/setup.sh) into ``webapp/static/modeler/`` (not in git). It loads its data from the JSON
+endpoints below (session cookie and the CSRF token in the ``X-CSRFToken`` header); the page holds no
+inline script (data goes in ``data-`` attributes), so it works under a Content-Security-Policy.
+
+Every endpoint here is for installation-wide administrators only (403 otherwise). Problems come
+back as ``{"element_id", "line", "message", "severity"}`` in a 422
+``{"error": {"code": "invalid_diagram", "message", "problems": [...]}}``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+from flask_login import current_user
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from ..app import sessions
+from ..engine.parser import Problem, problems_of
+from ..errors import InvalidDiagram, NotFound, Rule130Error
+from ..services import drafts, repository
+from . import errors
+from .api import bp as api_bp
+from .api import error_response
+
+bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
+BUNDLE = Path(__file__).resolve().parents[1] / "static" / "modeler" / "modeler.js"
+TRUE = ("1", "true", "yes", "on")
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    """One problem for JSON: element id (or null), line (or null), message, severity (error | warning)."""
+    return {"element_id": problem.element_id, "line": problem.line, "message": problem.message,
+            "severity": problem.severity}
+
+
+def invalid_response(error: InvalidDiagram) -> Response:
+    """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...]}}``."""
+    return error_response(422, error.code, error.message,
+                          problems=[problem_json(p) for p in problems_of(error)])
+
+
+def too_large_response() -> Response:
+    limit = current_app.config.get("MAX_CONTENT_LENGTH") or 0
+    return error_response(413, "too_large", f"the upload is larger than the limit of {limit // (1024 * 1024)} MB; "
+                                            "nothing was read, saved or deployed")
+
+
+# -- the pages -----------------------------------------------------------------------------------------
+
+@bp.before_request
+def _administrators_only() -> Any:
+    """Signed in (else the sign-in page), and an installation-wide administrator (else 403)."""
+    if not current_user.is_authenticated:
+        if request.method == "GET" and not request.path.endswith("/source"):
+            return current_app.login_manager.unauthorized()
+        return error_response(401, "unauthorized", "sign in first")
+    drafts.require_process_admin(current_user.user)
+    return None
+
+
+def _json_endpoint() -> bool:
+    return request.method != "GET" or request.path.endswith("/source")
+
+
+@bp.errorhandler(Rule130Error)
+def _refused(error: Rule130Error) -> Any:
+    if not _json_endpoint():
+        return errors.handle_rule130_error(error)  # the application's error page
+    if isinstance(error, InvalidDiagram):
+        return invalid_response(error)
+    return error_response(error.status, error.code, error.message)
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> Any:
+    if not _json_endpoint():
+        return errors.handle_http_error(error)
+    if isinstance(error, RequestEntityTooLarge):
+        return too_large_response()
+    return error_response(error.code or 500, "error", error.description or error.name)
+
+
+@bp.get("")
+def process_list() -> Any:
+    """Every deployed process with its current version and its draft."""
+    with sessions()() as session:
+        rows = [(drafts.version_json(version), drafts.draft_json(session, draft))
+                for version, draft in drafts.processes(session)]
+    return render_template("admin/processes.html", rows=rows)
+
+
+@bp.get("/<process_id>")
+def modeler(process_id: str) -> Any:
+    """The modeler page for one process (404 when it was never deployed)."""
+    with sessions()() as session:
+        version = drafts.current_version(session, _process_id(process_id))
+        number = version.version
+    return render_template("admin/modeler.html", process_id=process_id, number=number,
+                           bundle_available=BUNDLE.is_file())
+
+
+@bp.get("/<process_id>/source")
+def source(process_id: str) -> Any:
+    """The draft, or else the current version: diagram and forms (``drafts.source``)."""
+    with sessions()() as session:
+        return jsonify(drafts.source(session, _process_id(process_id)))
+
+
+@bp.post("/<process_id>/validate")
+def validate(process_id: str) -> Any:
+    """Validate ``{"bpmn", "forms"}`` without storing anything: 200 ``{"valid": true, "problems":
+    [warnings]}`` or 422 with every problem."""
+    body = _json_body()
+    submission = drafts.read_submission(body.get("bpmn"), body.get("forms"))
+    deployable, problems = drafts.check(submission, _process_id(process_id))
+    if not deployable:
+        return invalid_response(_refusal(problems))
+    return jsonify({"valid": True, "problems": [problem_json(p) for p in problems]})
+
+
+@bp.post("/<process_id>/draft")
+def save_draft(process_id: str) -> Any:
+    """Save ``{"bpmn", "forms", "revision"}`` as the draft; 200 ``{"draft", "valid", "problems"}``."""
+    body = _json_body()
+    submission = drafts.read_submission(body.get("bpmn"), body.get("forms"))
+    revision = _revision(body)
+    user = current_user.user
+
+    def save(session):
+        draft, deployable, problems = drafts.save_draft(session, user, _process_id(process_id), submission, revision)
+        return drafts.draft_json(session, draft), deployable, problems
+
+    draft, deployable, problems = drafts.perform(sessions(), save)
+    return jsonify({"draft": draft, "valid": deployable, "problems": [problem_json(p) for p in problems]})
+
+
+@bp.post("/<process_id>/draft/discard")
+def discard_draft(process_id: str) -> Any:
+    """Delete the draft ``{"revision"}``; the page then opens the current version."""
+    body = _json_body()
+    drafts.perform(sessions(), drafts.discard_draft, current_user.user, _process_id(process_id), _revision(body))
+    return jsonify({"discarded": True})
+
+
+@bp.post("/<process_id>/deploy")
+def deploy_draft(process_id: str) -> Any:
+    """Deploy the saved draft ``{"revision", "note"}``: 201 ``{"version", "created": true}`` (200 with
+    ``created`` false when that content was already deployed), 422 with every problem, 409 when
+    another administrator saved or deployed it first."""
+    body = _json_body()
+    note = body.get("note") or ""
+    if not isinstance(note, str):
+        raise InvalidDiagram("the note must be text")
+
+    def deploy(session):
+        version, created = drafts.deploy_draft(session, current_user.user, _process_id(process_id),
+                                               _revision(body), note)
+        return drafts.version_json(version), created
+
+    version, created = drafts.perform(sessions(), deploy)
+    return jsonify({"version": version, "created": created}), 201 if created else 200
+
+
+def _process_id(value: str) -> str:
+    if not value or len(value) > 100:
+        raise NotFound("no such process")
+    return value
+
+
+def _revision(body: dict[str, Any]) -> int | None:
+    value = body.get("revision")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidDiagram("revision must be a whole number or null")
+    return value
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        raise InvalidDiagram('send a JSON object, e.g. {"bpmn": "<bpmn:definitions ...>", "forms": {}}')
+    return body
+
+
+def _refusal(problems: list[Problem]) -> InvalidDiagram:
+    errors = [p for p in problems if p.severity == "error"]
+    return InvalidDiagram(f"{len(errors)} problem(s) stop this diagram from running",
+                          [str(p) for p in problems], problems)
+
+
+# -- the JSON API: POST /api/v1/process-versions ---------------------------------------------------------
+
+@api_bp.post("/process-versions")
+def api_deploy() -> Any:
+    """Validate and deploy a process version (administrators' tokens only).
+
+    Body: JSON ``{"bpmn": XML text, "forms": {file name: JSON Schema object or text}, "note",
+    "process_id" (default rule130_case), "dry_run"}`` or multipart/form-data with a ``bpmn`` file,
+    ``forms`` files (named by their file names) and ``note``, ``process_id``, ``dry_run`` fields.
+    Returns:
+        201 ``{"version", "created": true, "problems": [warnings]}``; 200 with ``created`` false when
+        the same content is already deployed; ``dry_run``: 200 ``{"valid": true, "problems": [...]}``;
+        422 ``invalid_diagram`` with every problem; 403 for any user but an administrator; 413 for
+        a body over the size limit (refused before it is read).
+    """
+    try:
+        drafts.require_process_admin(g.api_user)
+        submission, fields = _api_submission()
+        process_id = fields.get("process_id") or repository.PROCESS_ID
+        if not isinstance(process_id, str) or len(process_id) > 100:
+            raise InvalidDiagram("process_id must be the id of a process in the diagram")
+        deployable, problems = drafts.check(submission, process_id)
+        if not deployable:
+            return invalid_response(_refusal(problems))
+        if fields.get("dry_run") in (True, *TRUE):
+            return jsonify({"valid": True, "process_id": process_id,
+                            "problems": [problem_json(p) for p in problems]})
+        note = fields.get("note") or ""
+        if not isinstance(note, str):
+            raise InvalidDiagram("the note must be text")
+        user = g.api_user
+        version, created = drafts.perform(
+            sessions(), lambda session: _deployed(session, user, process_id, submission, note))
+    except InvalidDiagram as error:
+        return invalid_response(error)
+    except RequestEntityTooLarge:
+        return too_large_response()
+    return jsonify({"version": version, "created": created,
+                    "problems": [problem_json(p) for p in problems]}), 201 if created else 200
+
+
+def _deployed(session, user, process_id, submission, note) -> tuple[dict[str, Any], bool]:
+    version, created = drafts.deploy(session, user, process_id, submission, note)
+    return drafts.version_json(version), created
+
+
+def _api_submission() -> tuple[drafts.Submission, dict[str, Any]]:
+    """The diagram, forms and fields of an API request (JSON or multipart)."""
+    if request.mimetype == "multipart/form-data":
+        upload = request.files.get("bpmn")
+        if upload is None:
+            raise InvalidDiagram("send the diagram as the multipart file field 'bpmn'")
+        forms: dict[str, Any] = {}
+        for part in request.files.getlist("forms"):
+            data = part.read()
+            try:
+                forms[part.filename or ""] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidDiagram(f"form {part.filename} is not UTF-8 text") from None
+        fields = {key: request.form.get(key) for key in ("note", "process_id", "dry_run")}
+        return drafts.read_submission(upload.read(), forms), fields
+    body = request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        raise InvalidDiagram('send a JSON object {"bpmn": "<bpmn:definitions ...>", "forms": {...}} '
+                             "or multipart/form-data with a 'bpmn' file")
+    return drafts.read_submission(body.get("bpmn"), body.get("forms")), body
