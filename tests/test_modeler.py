@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from lxml import etree
 from sqlalchemy import func, select
 
 from webapp.engine.parser import USE_PERIOD_END
-from webapp.services import repository, users
+from webapp.errors import Conflict
+from webapp.services import drafts, repository, users
 from webapp.store.models import ProcessDraft, ProcessVersion
 
 from .conftest import PASSWORD
@@ -387,3 +389,32 @@ def test_the_api_validates_and_deploys_a_new_version(client, sessions, tokens, b
     assert _counts(sessions) == (2, 0)
     with sessions() as session:
         assert repository.current(session).note == "renamed the release task"
+
+
+def test_two_administrators_deploying_the_same_draft_at_once_make_one_version(admin, sessions, officers, bundled):
+    text, forms = bundled
+    changed = text.replace('name="Release cattle to owner', 'name="Owner takes the cattle back', 1)
+    assert admin.post(f"{PAGE}/draft", json={"bpmn": changed, "forms": _texts(forms), "revision": None}) \
+        .get_json()["draft"]["revision"] == 1
+    start = threading.Barrier(2)
+    outcomes: list = []
+
+    def deploy(note: str) -> None:
+        start.wait()
+        try:
+            version, created = drafts.perform(sessions, drafts.deploy_draft, officers["administrator"],
+                                              "rule130_case", 1, note)
+            outcomes.append((version.version, created))
+        except Conflict as conflict:
+            outcomes.append(conflict.message)
+
+    threads = [threading.Thread(target=deploy, args=(note,)) for note in ("first", "second")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(outcomes) == 2 and outcomes.count((2, True)) == 1
+    [refusal] = [o for o in outcomes if isinstance(o, str)]
+    assert refusal.startswith(("there is no saved draft of rule130_case to deploy",
+                               "another administrator saved or deployed this process at the same moment"))
+    assert _counts(sessions) == (2, 0)
