@@ -418,3 +418,32 @@ def test_two_administrators_deploying_the_same_draft_at_once_make_one_version(ad
     assert refusal.startswith(("there is no saved draft of rule130_case to deploy",
                                "another administrator saved or deployed this process at the same moment"))
     assert _counts(sessions) == (2, 0)
+
+
+def _spiff_elements(xml: bytes) -> list[tuple[str, dict, str]]:
+    """Every spiffworkflow element in document order: (tag, attributes, text)."""
+    root = etree.fromstring(xml)
+    return [(etree.QName(e).localname, dict(e.attrib), (e.text or "").strip())
+            for e in root.iter("{http://spiffworkflow.org/bpmn/schema/1.0/core}*")]
+
+
+def test_the_modelers_descriptor_round_trips_the_spiffworkflow_extensions(bundled):
+    """The modeler's save (bpmn-moddle with webapp/assets/modeler/spiffworkflow.json, run in node) keeps
+    every form file, service operator, parameter and message variable, and its output deploys."""
+    import shutil
+    import subprocess
+
+    from webapp.engine.parser import diagnose
+    import handlers
+
+    node = shutil.which("node")
+    assert node, "scripts/setup.sh installs Node.js with npm"
+    text, forms = bundled
+    saved = subprocess.run([node, str(ROOT / "webapp" / "assets" / "modeler" / "roundtrip.mjs")],
+                           input=text.encode(), capture_output=True, check=True, timeout=60).stdout
+    assert saved != text.encode()  # really re-serialized
+    before, after = _spiff_elements(text.encode()), _spiff_elements(saved)
+    assert after == before
+    assert sum(1 for tag, attrs, _ in after if tag == "property" and attrs["name"] == "formJsonSchemaFilename") == 12
+    assert ("serviceTaskOperator", {"id": "notice.publish", "resultVariable": "notice"}, "") in after
+    assert diagnose(saved, forms, handlers.names(), "rule130_case") == (True, [])

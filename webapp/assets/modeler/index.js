@@ -112,6 +112,11 @@ function showProblems(problems, heading) {
     }
     list.append(item);
   }
+  const first = problems.map((p) => p.element_id && registry.get(p.element_id)).find(Boolean);
+  if (first) {  // bring the first element with a problem into view at a readable size
+    canvas.zoom(1);
+    canvas.scrollToElement(first);
+  }
   if (!problems.length && !heading) {
     const item = document.createElement('li');
     item.textContent = 'No problems.';
