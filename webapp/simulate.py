@@ -23,7 +23,7 @@ from sqlalchemy import select
 from . import clock, legal_time
 from .errors import Refused, Rule130Error
 from .services.amounts import parse_amount
-from .services import cases, repository, tasks, timers, uow, users
+from .services import alerts, cases, repository, tasks, timers, uow, users
 from .store import db
 from .store.models import Case, CaseEvent, User
 from .tariff import SPECIES
@@ -319,6 +319,11 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
         with sessions() as session:
             case = session.get(Case, case_id)
             due, running = case.next_timer_due, case.status == "running"
+            alert = case.next_alert_at
+        if running and alert is not None and (due is None or alert < due) and (until is None or alert <= until):
+            virtual.set(max(virtual.now(), alert))  # a "deadline near" notice falls due (alerts.remind_due)
+            alerts.remind_case(sessions, case_id)
+            continue
         if not running or due is None or (until is not None and due > until):
             return
         virtual.set(max(virtual.now(), due + timedelta(microseconds=1)))

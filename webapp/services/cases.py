@@ -23,7 +23,7 @@ from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermi
 from ..i18n import M_
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
-from . import ledger, notifications, repository, users
+from . import alerts, ledger, notifications, repository, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -44,6 +44,8 @@ class CaseRun:
         self.cf: CaseFile = casefile.load(case.file_json)
         self.loaded = repository.load(session.get(ProcessVersion, case.process_version_id))
         self.ledger = ledger.CaseLedger(session, case, user.id if user else None)
+        self.notified_roles: set[str] = set()  # roles the diagram notified in this unit of work
+        self._ready_before: set[str] | None = None  # ready user tasks before the first run (alerts)
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
@@ -61,6 +63,7 @@ class CaseRun:
     def notify(self, roles: list[str], template: str, **params: str) -> None:
         """Notify the officers of ``roles`` in the case's scope and record it in the history."""
         self._sync_columns()
+        self.notified_roles.update(roles)
         rows = notifications.notify(self.session, self.case, roles, template, **params)
         self.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
@@ -98,6 +101,8 @@ class CaseRun:
             TaskFailed: an element failed (handler, script, timer expression, ledger invariant).
         """
         self._held()
+        if self._ready_before is None:
+            self._ready_before = alerts.ready_ids(self)
         try:
             fired = runtime.run(self.wf)
         except TaskFailed:
@@ -111,6 +116,8 @@ class CaseRun:
                                          fired_at=now, lateness_seconds=lateness))
             self.event("timer", timer.name or timer.bpmn_id, element_id=timer.bpmn_id, actor_role="timer",
                        detail={"due": timer.due.isoformat(), "lateness_seconds": lateness}, at=now)
+        alerts.periods_ended(self, fired)
+        alerts.deadlines_near(self)
         return fired
 
     def _sync_columns(self) -> None:
@@ -123,10 +130,14 @@ class CaseRun:
         for timer in runtime.armed_timers(self.wf):
             self.cf.timers[timer.bpmn_id] = timer.due.isoformat()
         closed = self.wf.is_completed()
+        if self._ready_before is not None:
+            alerts.tasks_ready(self, self._ready_before, self.notified_roles)
+            self._ready_before = alerts.ready_ids(self)
         self._sync_columns()
         self.case.state_json = runtime.dump_state(self.wf)
         self.case.file_json = casefile.dump(self.cf)
         self.case.next_timer_due = runtime.next_timer_due(self.wf)
+        self.case.next_alert_at = alerts.next_reminder(self)
         self.case.outcome = self.cf.outcome
         self.case.updated_at = clock.now()
         if closed and self.case.status != "completed":

@@ -67,19 +67,20 @@ def preference(session: Session, user_id: int) -> NotificationPreference | None:
 def enqueue(session: Session, notification: Notification, user: User) -> list[Delivery]:
     """Add the delivery rows of ``notification`` for the channels ``user`` has switched on.
 
-    Runs in the caller's transaction (the case change). ``notification`` must have its id
-    (flushed). Returns the rows added (none when the user has only the inbox).
+    Runs in the caller's transaction (the case change); nothing is flushed here (a flush would
+    write the case row early). Returns the rows added (none when the user has only the inbox).
     """
-    pref = preference(session, user.id)
+    with session.no_autoflush:
+        pref = preference(session, user.id)
     if pref is None:
         return []
     now = clock.now()
     rows = []
     if pref.email_enabled and pref.email_address:
-        rows.append(Delivery(notification_id=notification.id, channel="email", target=pref.email_address,
+        rows.append(Delivery(notification=notification, channel="email", target=pref.email_address,
                              status="pending", attempts=0, next_attempt_at=now, last_error="", created_at=now))
     if pref.webhook_enabled and pref.webhook_url:
-        rows.append(Delivery(notification_id=notification.id, channel="webhook", target=pref.webhook_url,
+        rows.append(Delivery(notification=notification, channel="webhook", target=pref.webhook_url,
                              status="pending", attempts=0, next_attempt_at=now, last_error="", created_at=now))
     session.add_all(rows)
     return rows
@@ -203,7 +204,8 @@ def next_attempt(sessions: sessionmaker[Session]) -> datetime | None:
 
 def run_loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings, stop: threading.Event, *,
              max_sleep: float = 5.0) -> None:
-    """Deliver until ``stop`` is set; sleep until the next due attempt (at most ``max_sleep`` s).
+    """Send due "deadline near" notices (:func:`.alerts.remind_due`) and deliver until ``stop`` is
+    set; sleep until the next due attempt (at most ``max_sleep`` s).
 
     Several loops may run at once (each claim is a compare-and-set); database errors are logged and
     retried on the next pass.
@@ -211,6 +213,8 @@ def run_loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings
     log.info("notification delivery started")
     while not stop.is_set():
         try:
+            from . import alerts
+            alerts.remind_due(sessions)
             deliver_due(sessions, settings)
             upcoming = next_attempt(sessions)
         except Exception:  # the database away for a moment must not end the loop

@@ -25,8 +25,9 @@ TEMPLATES: dict[str, str] = {
     "objection_filed": N_("{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c))."),
     "appeal_filed": N_("{case}: an appeal was filed by {appellant} (Rule 130(e) proviso)."),
     "task_ready": N_("{case}: the task '{task}' is ready for you."),
-    "deadline_near": N_("{case}: {period} ends with {last_day} ({days_left} left); {consequence}"),
-    "period_ended": N_("{case}: {period} ended with {last_day}."),
+    "deadline_near": N_("{case}: the last day of {period} is {last_day} ({days_left} left, counting today); "
+                        "{consequence}"),
+    "period_ended": N_("{case}: {period} is over; its last day was {last_day}."),
     "task_overdue": N_("{case}: the task '{task}' is overdue (due by {due_day})."),
     "task_escalated": N_("{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
                       "escalated to you."),
@@ -69,7 +70,6 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
             for user in people]
     session.add_all(rows)
     if rows:
-        session.flush()
         for row, user in zip(rows, people):
             deliveries.enqueue(session, row, user)
     return rows

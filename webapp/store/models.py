@@ -16,7 +16,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 class UTCDateTime(TypeDecorator):
@@ -138,6 +138,7 @@ class Case(Base):
     file_json: Mapped[str] = mapped_column(Text)
     state_json: Mapped[str] = mapped_column(Text)
     next_timer_due: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    next_alert_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)  # next "deadline near"
     receiving_officer_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"), index=True)
     notice_last_day: Mapped[str | None] = mapped_column(String(10))  # local date, for the notice board
     lock_version: Mapped[int] = mapped_column(Integer, default=1)
@@ -245,6 +246,7 @@ class Delivery(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    notification: Mapped[Notification] = relationship()  # lets the row be added before its notification's id exists
 
 
 class DeadlineReminder(Base):
