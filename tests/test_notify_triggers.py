@@ -32,11 +32,11 @@ def test_scenario_s1_creates_exactly_these_notifications(database_url, sessions)
                                    database_url)
     assert result.mismatches == []
     c = "SIM1/2026/0001"
-    auction = (f"{c}: the last day of the conditional auction is 2026-01-11 (3 days left, counting today); "
+    auction = (f"{c}: the last day of the conditional auction is Sunday, 11 January 2026 (3 days left, counting today); "
                "no bid is taken after it (Rule 130(b)).")
-    objection = (f"{c}: the last day of the objection period is 2026-02-08 (3 days left, counting today); "
+    objection = (f"{c}: the last day of the objection period is Sunday, 8 February 2026 (3 days left, counting today); "
                  "no objection is entertained after it (Rule 130(a)).")
-    appeal = (f"{c}: the last day of the appeal period is 2026-03-11 (3 days left, counting today); "
+    appeal = (f"{c}: the last day of the appeal period is Wednesday, 11 March 2026 (3 days left, counting today); "
               "after it the Panchayat's decision is final (Rule 130(e) proviso).")
     assert notices(sessions) == [
         # the release window ends: the file opens (the diagram's message; no separate "task ready")
@@ -48,9 +48,9 @@ def test_scenario_s1_creates_exactly_these_notifications(database_url, sessions)
         ("2026-02-06T00:00:00+05:30", "secretary", "deadline_near", objection),
         ("2026-02-06T00:00:00+05:30", "sarpanch", "deadline_near", objection),
         ("2026-02-09T00:00:00+05:30", "secretary", "period_ended",
-         f"{c}: the objection period is over; its last day was 2026-02-08."),
+         f"{c}: the objection period is over; its last day was Sunday, 8 February 2026."),
         ("2026-02-09T00:00:00+05:30", "sarpanch", "period_ended",
-         f"{c}: the objection period is over; its last day was 2026-02-08."),
+         f"{c}: the objection period is over; its last day was Sunday, 8 February 2026."),
         ("2026-02-09T00:00:00+05:30", "sarpanch", "task_ready",
          f"{c}: the task 'Order that the auction stand' is ready for you."),
         ("2026-03-09T00:00:00+05:30", "secretary", "deadline_near", appeal),
@@ -62,9 +62,9 @@ def test_scenario_s1_creates_exactly_these_notifications(database_url, sessions)
         ("2026-03-12T00:00:00+05:30", "secretary", "case_closed", f"{c}: the case is closed."),
         ("2026-03-12T00:00:00+05:30", "sarpanch", "case_closed", f"{c}: the case is closed."),
         ("2026-03-12T00:00:00+05:30", "secretary", "period_ended",
-         f"{c}: the appeal period is over; its last day was 2026-03-11."),
+         f"{c}: the appeal period is over; its last day was Wednesday, 11 March 2026."),
         ("2026-03-12T00:00:00+05:30", "sarpanch", "period_ended",
-         f"{c}: the appeal period is over; its last day was 2026-03-11."),
+         f"{c}: the appeal period is over; its last day was Wednesday, 11 March 2026."),
     ]
     with sessions() as session:
         reminded = session.execute(select(DeadlineReminder.element_id, DeadlineReminder.due_at)
@@ -126,7 +126,7 @@ def test_a_near_deadline_is_sent_once_by_the_worker_and_by_email(sessions, offic
     subject = f"Rule 130 {case.case_number}: a deadline is near"
     assert subject in bodies
     assert all(rcpts == ["sarpanch@rampura.example"] for _, rcpts, _ in smtp.mailbox.messages)
-    assert (f"{case.case_number}: the last day of the objection period is 08-02-2026 (3 days left, counting today)"
+    assert (f"{case.case_number}: the last day of the objection period is Sunday, 8 February 2026 (3 days left, counting today)"
             in bodies[subject])
 
 
