@@ -1,7 +1,7 @@
 """case_instance.next_alert_at: the next "deadline near" notice of a case
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-30 08:40:00
 """
 from alembic import op
@@ -9,8 +9,8 @@ import sqlalchemy as sa
 import webapp.store.models
 
 
-revision = '0007'
-down_revision = '0006'
+revision = '0008'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 
