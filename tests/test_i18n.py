@@ -175,7 +175,16 @@ def test_an_officer_who_chose_hindi_is_notified_in_hindi(client, sessions, virtu
                                         "सूचना प्रकाशित करें (नियम 130(क))।")
         assert notifications.inbox(session, sarpanch) == [] or all(
             "the release window has passed" in n.message for n in notifications.inbox(session, sarpanch))
-    assert i18n.render_for("hi", "{case}: {period} ended with {last_day}.", case="X", period="objection period",
-                           last_day="2026-02-08") == "X: आपत्ति अवधि रविवार, 8 फ़रवरी 2026 को समाप्त हो गई।"
-    assert i18n.render_for("en", "{case}: {period} ended with {last_day}.", case="X", period="objection period",
-                           last_day="2026-02-08") == "X: objection period ended with Sunday, 8 February 2026."
+    # a legal period's notices: the period, the consequence and the day in the reader's language
+    from webapp.services.alerts import DEADLINES
+    objection = DEADLINES["n_ice_period_ends"]
+    ended = notifications.TEMPLATES["period_ended"]
+    assert i18n.render_for("hi", ended, case="X", period=objection.name, last_day="2026-02-08") == \
+        "X: आपत्ति अवधि समाप्त हो गई; उसका अंतिम दिन रविवार, 8 फ़रवरी 2026 था।"
+    assert i18n.render_for("en", ended, case="X", period=objection.name, last_day="2026-02-08") == \
+        "X: the objection period is over; its last day was Sunday, 8 February 2026."
+    near = notifications.TEMPLATES["deadline_near"]
+    assert i18n.render_for("hi", near, case="X", period=objection.name, last_day="2026-02-08", days_left=3,
+                           consequence=objection.consequence) == (
+        "X: आपत्ति अवधि का अंतिम दिन रविवार, 8 फ़रवरी 2026 है (आज सहित शेष दिन: 3); "
+        "इसके बाद कोई आपत्ति स्वीकार नहीं की जाती (नियम 130(क))।")

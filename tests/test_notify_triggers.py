@@ -32,11 +32,11 @@ def test_scenario_s1_creates_exactly_these_notifications(database_url, sessions)
                                    database_url)
     assert result.mismatches == []
     c = "SIM1/2026/0001"
-    auction = (f"{c}: the last day of the conditional auction is Sunday, 11 January 2026 (3 days left, counting today); "
+    auction = (f"{c}: the last day of the conditional auction is Sunday, 11 January 2026 (days left, counting today: 3); "
                "no bid is taken after it (Rule 130(b)).")
-    objection = (f"{c}: the last day of the objection period is Sunday, 8 February 2026 (3 days left, counting today); "
+    objection = (f"{c}: the last day of the objection period is Sunday, 8 February 2026 (days left, counting today: 3); "
                  "no objection is entertained after it (Rule 130(a)).")
-    appeal = (f"{c}: the last day of the appeal period is Wednesday, 11 March 2026 (3 days left, counting today); "
+    appeal = (f"{c}: the last day of the appeal period is Wednesday, 11 March 2026 (days left, counting today: 3); "
               "after it the Panchayat's decision is final (Rule 130(e) proviso).")
     assert notices(sessions) == [
         # the release window ends: the file opens (the diagram's message; no separate "task ready")
@@ -126,7 +126,7 @@ def test_a_near_deadline_is_sent_once_by_the_worker_and_by_email(sessions, offic
     subject = f"Rule 130 {case.case_number}: a deadline is near"
     assert subject in bodies
     assert all(rcpts == ["sarpanch@rampura.example"] for _, rcpts, _ in smtp.mailbox.messages)
-    assert (f"{case.case_number}: the last day of the objection period is Sunday, 8 February 2026 (3 days left, counting today)"
+    assert (f"{case.case_number}: the last day of the objection period is Sunday, 8 February 2026 (days left, counting today: 3)"
             in bodies[subject])
 
 

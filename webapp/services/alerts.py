@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import clock, legal_time
 from ..engine import runtime
 from ..errors import Conflict, Rule130Error
+from ..i18n import N_
 from ..store.models import Case, DeadlineReminder
 from . import notifications
 
@@ -51,18 +52,19 @@ class LegalPeriod:
     consequence: str
 
 
+# names and consequences are catalogue texts: each reader sees them in their language (i18n.render_for)
 DEADLINES: dict[str, LegalPeriod] = {
-    "n_ice_period_ends": LegalPeriod("the objection period", ("secretary", "sarpanch"),
-                                     "no objection is entertained after it (Rule 130(a))."),
-    "bt_auction_closes": LegalPeriod("the conditional auction", ("secretary",),
-                                     "no bid is taken after it (Rule 130(b))."),
-    "ice_appeal_window_ends": LegalPeriod("the appeal period", ("secretary", "sarpanch"),
-                                          "after it the Panchayat's decision is final (Rule 130(e) proviso)."),
+    "n_ice_period_ends": LegalPeriod(N_("the objection period"), ("secretary", "sarpanch"),
+                                     N_("no objection is entertained after it (Rule 130(a)).")),
+    "bt_auction_closes": LegalPeriod(N_("the conditional auction"), ("secretary",),
+                                     N_("no bid is taken after it (Rule 130(b)).")),
+    "ice_appeal_window_ends": LegalPeriod(N_("the appeal period"), ("secretary", "sarpanch"),
+                                          N_("after it the Panchayat's decision is final (Rule 130(e) proviso).")),
 }
 ENDED: dict[str, LegalPeriod] = {
     **DEADLINES,
-    "bt_return_deadline": LegalPeriod("the return period", ("sarpanch", "secretary"),
-                                      "the objector's security is forfeited (Rule 130(d))."),
+    "bt_return_deadline": LegalPeriod(N_("the return period"), ("sarpanch", "secretary"),
+                                      N_("the objector's security is forfeited (Rule 130(d)).")),
 }
 
 
@@ -137,7 +139,7 @@ def deadlines_near(run: "CaseRun") -> None:
                                          sent_at=now))
         left = (last - legal_time.local_day(now, tz)).days + 1
         send(run, list(period.roles), "deadline_near", period=period.name, last_day=last.isoformat(),
-             days_left=f"{left} day{'s' if left != 1 else ''}", consequence=period.consequence)
+             days_left=left, consequence=period.consequence)
 
 
 def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:

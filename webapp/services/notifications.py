@@ -25,7 +25,7 @@ TEMPLATES: dict[str, str] = {
     "objection_filed": N_("{case}: an objection was filed by {objector}; decide the ownership claim (Rule 130(c))."),
     "appeal_filed": N_("{case}: an appeal was filed by {appellant} (Rule 130(e) proviso)."),
     "task_ready": N_("{case}: the task '{task}' is ready for you."),
-    "deadline_near": N_("{case}: the last day of {period} is {last_day} ({days_left} left, counting today); "
+    "deadline_near": N_("{case}: the last day of {period} is {last_day} (days left, counting today: {days_left}); "
                         "{consequence}"),
     "period_ended": N_("{case}: {period} is over; its last day was {last_day}."),
     "task_overdue": N_("{case}: the task '{task}' is overdue (due by {due_day})."),
