@@ -575,7 +575,7 @@ def test_scope_other_panchayat_and_wrong_role(drive, officers):
             match="pound keeper")
     assert drive.ready("appellate_authority") == []
     with drive.sessions() as s:
-        assert tasks.my_tasks(s, officers["far_appellate"]) == []
+        assert tasks.my_tasks(s, officers["far_appellate"]).rows == []
 
 
 # -- appeal filed during the notice period after an early decision -----------------------------------
@@ -644,7 +644,8 @@ def test_stale_lock_version_is_a_conflict(drive):
     drive.fire_past(ist_midnight("2026-01-09"))
     drive.move("2026-01-09T11:00:00+05:30")
     with drive.sessions() as s:
-        [view] = [v for v in tasks.my_tasks(s, drive.officers["secretary"])]
+        [row] = tasks.my_tasks(s, drive.officers["secretary"]).rows
+        view = tasks.get_task(s, drive.officers["secretary"], drive.case_id, row.task_id)
     seen = view.lock_version
     drive.act("secretary", "ut_publish_notice", {"objection_period_days": 30, "full_price": "12000"})
     with pytest.raises(Conflict, match="changed since you opened the task"):

@@ -23,7 +23,7 @@ from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermi
 from ..i18n import M_
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
-from . import alerts, ledger, notifications, repository, users
+from . import alerts, ledger, notifications, repository, uow, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -136,6 +136,8 @@ class CaseRun:
         self._sync_columns()
         self.case.state_json = runtime.dump_state(self.wf)
         self.case.file_json = casefile.dump(self.cf)
+        uow.remember_state(self.session, self.case, self.wf, self.cf, self.case.state_json,
+                           self.user.id if self.user else None)
         self.case.next_timer_due = runtime.next_timer_due(self.wf)
         self.case.next_alert_at = alerts.next_reminder(self)
         self.case.outcome = self.cf.outcome

@@ -2,13 +2,15 @@
 
 A task is a READY user task of a case the user may see, in a lane equal to the user's role. Due
 dates follow RULE130.md's service levels; the legal deadline each task serves is shown with it.
+The list comes from the task table (:mod:`webapp.services.tasklist`); one task's form from the
+engine. A task claimed by another officer cannot be completed (409 naming the holder).
 """
 
 from __future__ import annotations
 
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -19,7 +21,7 @@ from ..casefile import CaseFile
 from ..engine import runtime
 from ..errors import Conflict, DeadlinePassed, NotFound, Refused
 from ..store.models import Case, User
-from . import cases, rules, users
+from . import cases, rules, tasklist, users
 
 
 @dataclass
@@ -41,33 +43,9 @@ class TaskView:
     lock_version: int
 
 
-def _service_level(cf: CaseFile, element_id: str, today: date) -> tuple[date | None, str | None, date | None]:
-    """(due date, the legal deadline it serves, that deadline's last day) per RULE130.md's defaults."""
-    dl = cases.deadlines(cf)
-    plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
-    report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
-    final = cf.final_on
-    levels: dict[str, tuple[date | None, str | None, date | None]] = {
-        "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
-        "ut_publish_notice": (plus(report_day, 1), None, None),
-        "ut_record_bid": (cf.auction.last_day if cf.auction else None, "auction", cf.auction.last_day if cf.auction else None),
-        "ut_decide_objection": (dl["objection_last_day"], "objection period", dl["objection_last_day"]),
-        "ut_order_stand": (plus(dl["objection_last_day"], 3), None, None),
-        "ut_decide_unsold": (plus(cf.auction.closed_on if cf.auction else None, 2), None, None),
-        "ut_record_remittance": (plus(cf.dispatch.day if cf.dispatch else None, 15), None, None),
-        "ut_decide_appeal": (plus(cf.appeals[-1].filed_on if cf.appeals else None, 30), "appeal period",
-                             dl["appeal_last_day"]),
-        "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
-        "ut_deliver_to_objector": (plus(final, 7), None, None),
-        "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
-        "ut_pay_feeding_charges": (plus(cf.delivered_on, 7), None, None),
-    }
-    return levels.get(element_id, (None, None, None))
-
-
 def _view(case: Case, cf: CaseFile, loaded: Any, task: Any, today: date) -> TaskView:
     form = runtime.form_name(task)
-    due, label, deadline = _service_level(cf, task.task_spec.bpmn_id, today)
+    due, label, deadline = tasklist.service_level(cf, task.task_spec.bpmn_id)
     data = {k: v for k, v in task.data.items() if k in ("objection",)}
     pending = cf.pending_appeal()
     if task.task_spec.bpmn_id == "ut_decide_appeal" and pending is not None:
@@ -87,12 +65,11 @@ def case_tasks(session: Session, case: Case) -> list[TaskView]:
     return [_view(case, run.cf, run.loaded, t, today) for t in runtime.ready_user_tasks(run.wf)]
 
 
-def my_tasks(session: Session, user: User) -> list[TaskView]:
-    """Ready tasks in the user's lanes within their scope, most urgent (earliest due) first."""
-    views: list[TaskView] = []
-    for case in cases.visible_cases(session, user, status="running"):
-        views.extend(v for v in case_tasks(session, case) if v.lane == user.role)
-    return sorted(views, key=lambda v: (v.due or date.max, v.case_number, v.name))
+def my_tasks(session: Session, user: User, *, role: str | None = None, status: str = "ready",
+             case: str | None = None) -> tasklist.TaskList:
+    """The user's task list, read from the task table only (no engine state is loaded): ready
+    tasks of the user's lanes within scope, most urgent first. See :func:`tasklist.task_list`."""
+    return tasklist.task_list(session, user, role=role, status=status, case=case)
 
 
 def get_task(session: Session, user: User, case_id: int | str, task_id: str) -> TaskView:
@@ -188,6 +165,7 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
     task = find()
     if task is None or task.state != TaskState.READY:
         raise Refused(f"the task '{task_spec.bpmn_name}' is not open in case {run.case.case_number} now")
+    tasklist.check_holder(session, run.case, str(task.id), user)  # claimed by another officer: 409
     runtime.complete_user_task(run.wf, task, cleaned)
     run.event("task", task_spec.bpmn_name or task_spec.bpmn_id, element_id=task_spec.bpmn_id,
               actor_role=user.role, detail={k: (v if isinstance(v, (int, str)) else str(v))

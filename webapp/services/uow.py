@@ -3,6 +3,10 @@
 :func:`perform` runs a service function in a fresh session, commits on success, and on any
 refusal rolls back everything and records only the refused attempt in the case history.
 A lost optimistic-lock race becomes :class:`Conflict` with a message the officer can act on.
+
+The task table follows the engine here too: before every flush, each case whose engine state or
+case file changed has its ``case_task`` rows re-synced with its READY user tasks
+(:func:`webapp.services.tasklist.sync_case`), in the same transaction, whatever service changed it.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ import contextvars
 import json
 from typing import Any, Callable, TypeVar
 
+from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from .. import clock
+from .. import casefile, clock
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
-from ..store.models import Case, CaseEvent, User
+from ..store.models import Case, CaseEvent, ProcessVersion, User
 
 T = TypeVar("T")
 
@@ -67,3 +72,55 @@ def record_refusal(sessions: sessionmaker[Session], case_id: int, action: str, e
                               actor_role=user.role if user else None, actor_user_id=user.id if user else None,
                               detail_json=json.dumps({"code": error.code, "message": error.message})))
         session.commit()
+
+
+# -- the task table follows the engine ---------------------------------------------------------------
+
+_RUNS = "rule130.case_runs"
+
+
+def remember_state(session: Session, case: Case, workflow: Any, cf: Any, state_json: str,
+                   actor_id: int | None) -> None:
+    """Note the live engine instance whose serialized state ``state_json`` was just stored on
+    ``case``, so the flush re-syncs the task table without deserializing it again."""
+    session.info.setdefault(_RUNS, {})[id(case)] = (case, workflow, cf, state_json, actor_id)
+
+
+def _changed(case: Case) -> bool:
+    attrs = inspect(case).attrs
+    return any(attrs[name].history.has_changes() for name in ("state_json", "file_json", "status"))
+
+
+@event.listens_for(Session, "before_flush")
+def _sync_task_table(session: Session, _context: Any, _instances: Any) -> None:
+    """Before any flush: re-sync the task rows of every case whose engine state, file or status
+    changed in this session (a task completed, a timer fired, a message delivered, a case started
+    or an instance moved), from the instance that produced the state, else from the stored state."""
+    changed = [obj for obj in list(session.new) + list(session.dirty)
+               if isinstance(obj, Case) and obj.state_json not in (None, "", "{}") and
+               (obj in session.new or _changed(obj))]
+    if not changed:
+        return
+    from . import tasklist  # tasklist reads case deadlines from cases, which imports this module
+
+    runs = session.info.get(_RUNS, {})
+    for case in changed:
+        noted = runs.pop(id(case), None)
+        if noted is not None and noted[0] is case and noted[3] == case.state_json:
+            _, workflow, cf, _, actor_id = noted
+        else:
+            workflow, cf, actor_id = _load(session, case), casefile.load(case.file_json), None
+        tasklist.sync_case(session, case, workflow, cf, actor_id)
+
+
+def _load(session: Session, case: Case) -> Any:
+    """The case's engine instance from its stored state (no handler may run: the state is only read)."""
+    from ..engine import runtime
+    from . import repository
+
+    def no_handler(*_args: Any) -> Any:
+        raise RuntimeError("the stored state is only read here")
+
+    with session.no_autoflush:
+        version = session.get(ProcessVersion, case.process_version_id)
+    return runtime.load_state(case.state_json, repository.load(version).parsed, no_handler)

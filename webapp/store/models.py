@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 
 from sqlalchemy import (
+    Date,
     DateTime,
     ForeignKey,
     Index,
@@ -296,3 +297,44 @@ class AuditEntry(Base):
     detail_json: Mapped[str] = mapped_column(Text)
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+
+
+class CaseTask(Base):
+    """A user task of a case as "My tasks" lists it: one row per SpiffWorkflow task that was ever
+    READY, kept in step with the engine in the same transaction (webapp.services.uow re-syncs it on
+    every flush that changes a case's state). ``state``: ready | completed | cancelled. Dates are
+    local calendar dates of the case's Panchayat; ``act_by`` is the earlier of the service-level
+    ``due_on`` and the legal ``deadline_on`` (the list's order)."""
+
+    __tablename__ = "case_task"
+    __table_args__ = (
+        UniqueConstraint("case_id", "task_id"),
+        Index("ix_case_task_case_state", "case_id", "state"),
+        Index("ix_case_task_scope", "panchayat_id", "state", "lane", "act_by"),
+        Index("ix_case_task_receiver", "receiver_id", "state", "act_by"),
+        Index("ix_case_task_claimed", "claimed_by", "state"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))
+    case_number: Mapped[str] = mapped_column(String(40))
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"))
+    receiver_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    process_version_id: Mapped[int] = mapped_column(ForeignKey("process_version.id"))
+    task_id: Mapped[str] = mapped_column(String(36))  # SpiffWorkflow task UUID
+    element_id: Mapped[str] = mapped_column(String(100))  # the task spec's BPMN id
+    title: Mapped[str] = mapped_column(String(200))
+    lane: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str | None] = mapped_column(String(200))  # the objector, appellant or buyer it concerns
+    state: Mapped[str] = mapped_column(String(16))
+    ready_since: Mapped[datetime] = mapped_column(UTCDateTime())
+    due_on: Mapped[date | None] = mapped_column(Date)
+    deadline_label: Mapped[str | None] = mapped_column(String(40))
+    deadline_on: Mapped[date | None] = mapped_column(Date)
+    act_by: Mapped[date | None] = mapped_column(Date)
+    claimed_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    assigned_to: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    assigned_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    assigned_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    completed_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))

@@ -22,13 +22,15 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, g, jsonify, request
+from sqlalchemy import select
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTTPNotFound
 
 from .. import casefile
 from ..app import csrf, db_session, sessions
+from ..engine import runtime
 from ..errors import NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
-from ..services import cases, tasks, uow, users
-from ..store.models import Case, CaseEvent, Panchayat, User
+from ..services import cases, repository, tasklist, tasks, uow, users
+from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
 
 log = logging.getLogger("rule130.api")
 
@@ -328,18 +330,75 @@ def me() -> Response:
 
 @bp.get("/tasks")
 def my_tasks() -> Response:
-    """My ready tasks (my role's lane, my scope), most urgent first."""
+    """My task list from the task table: ``?role=&status=&case=`` (docs/api.md), most urgent first."""
     session = db_session()
     user = _user()
-    views = tasks.my_tasks(session, user)
-    zones: dict[int, ZoneInfo] = {}
-    out = []
-    for view in views:
-        if view.case_id not in zones:
-            case = session.get(Case, view.case_id)
-            zones[view.case_id] = ZoneInfo(casefile.load(case.file_json).timezone)
-        out.append(_task_json(view, user, zones[view.case_id]))
-    return jsonify({"tasks": out})
+    listing = tasks.my_tasks(session, user, role=request.args.get("role") or None,
+                             status=request.args.get("status") or "ready", case=request.args.get("case") or None)
+    locks = dict(session.execute(select(Case.id, Case.lock_version)
+                                 .where(Case.id.in_({r.case_id for r in listing.rows}))).all()) if listing.rows else {}
+    zones = {p.id: ZoneInfo(p.timezone or "Asia/Kolkata") for p in session.scalars(select(Panchayat))}
+    out = [_row_json(row, user, zones.get(row.panchayat_id), locks.get(row.case_id))
+           for row in listing.rows]
+    return jsonify({"tasks": out, "total": listing.total, "overdue": listing.overdue,
+                    "today": listing.today.isoformat()})
+
+
+def _row_json(row: tasklist.TaskRow, user: User, tz: ZoneInfo | None, lock_version: int | None) -> dict[str, Any]:
+    """A task-table row in the list's shape (docs/api.md, ``GET /tasks``)."""
+    version = db_session().get(ProcessVersion, row.process_version_id)
+    loaded = repository.load(version) if version is not None else None
+    spec = runtime.task_spec_by_id(loaded.parsed, row.element_id) if loaded else None
+    form = runtime.spec_form_name(spec) if spec is not None else None
+    context: dict[str, Any] = {}
+    if row.element_id == "ut_decide_objection" and row.subject:
+        context = {"objection": {"objector": row.subject}}
+    elif row.element_id == "ut_decide_appeal" and row.subject:
+        context = {"appeal": {"appellant": row.subject}}
+    return {
+        "case_id": row.case_id, "case_number": row.case_number, "task_id": row.task_id,
+        "element_id": row.element_id, "name": row.title, "lane": row.lane, "yours": row.lane == user.role,
+        "state": row.state, "todo": row.todo,
+        "due": _jsonable(row.due, tz), "deadline_label": row.deadline_label,
+        "deadline_last_day": _jsonable(row.deadline, tz), "act_by": _jsonable(row.act_by, tz),
+        "overdue": row.overdue, "days_left": row.days_left,
+        "ready_since": _jsonable(row.ready_since, tz), "ended_at": _jsonable(row.ended_at, tz),
+        "claimed_by": row.claimed_by, "claimed_by_you": row.claimed_by_id == user.id,
+        "claimed_at": _jsonable(row.claimed_at, tz), "assigned_to": row.assigned_to,
+        "form_key": form.split(".")[0] if form else None,
+        "schema": loaded.parsed.forms.get(form) if loaded and form else None,
+        "context": context, "lock_version": lock_version,
+    }
+
+
+def _task_action(case_ref: str, task_id: str, action: str, fn: Callable[..., Any], *args: Any) -> Response:
+    case = _resolve(case_ref)
+    user = _user()
+    uow.perform(sessions(), action, fn, user, case.id, task_id, *args, user=user)
+    session = db_session()
+    session.rollback()
+    row = tasklist.task_row(session, user, case.id, task_id)
+    tz = ZoneInfo(casefile.load(case.file_json).timezone)
+    return jsonify({"task": _row_json(row, user, tz, case.lock_version)})
+
+
+@bp.post("/cases/<path:case_ref>/tasks/<task_id>/claim")
+def claim_task(case_ref: str, task_id: str) -> Response:
+    """Claim a ready task of my lane (409 naming the officer who holds it)."""
+    return _task_action(case_ref, task_id, "claim_task", tasklist.claim)
+
+
+@bp.post("/cases/<path:case_ref>/tasks/<task_id>/release")
+def release_task(case_ref: str, task_id: str) -> Response:
+    """Give back a task I hold (409 if another officer holds it, 422 if nobody does)."""
+    return _task_action(case_ref, task_id, "release_task", tasklist.release)
+
+
+@bp.post("/cases/<path:case_ref>/tasks/<task_id>/reassign")
+def reassign_task(case_ref: str, task_id: str) -> Response:
+    """The sarpanch gives a task to ``{"officer": "<user name>"}`` of the task's role."""
+    officer = _optional_text(_body(), "officer")
+    return _task_action(case_ref, task_id, "reassign_task", tasklist.reassign, officer or "")
 
 
 @bp.get("/cases")

@@ -22,7 +22,7 @@ from .. import casefile, clock
 from ..i18n import translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
-from ..services import cases, ledger, notifications, overview, search, tasks, uow
+from ..services import cases, ledger, notifications, overview, search, tasklist, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
@@ -118,8 +118,62 @@ def index() -> Any:
 
 @bp.route("/tasks")
 def my_tasks() -> Any:
-    """The user's ready tasks within scope, the most urgent first."""
-    return render_template("officer/tasks.html", tasks=tasks.my_tasks(db_session(), me()))
+    """The user's task list (the task table), most urgent first; filters ``role``, ``status``, ``case``.
+
+    A filter the user may not use (another role's lane) is refused on the page with 422.
+    """
+    session, user = db_session(), me()
+    filters = {"role": request.args.get("role", "").strip(), "status": request.args.get("status", "").strip() or "ready",
+               "case": request.args.get("case", "").strip()}
+    error, status = None, 200
+    try:
+        listing = tasks.my_tasks(session, user, role=filters["role"] or None, status=filters["status"],
+                                 case=filters["case"] or None)
+    except Refused as refused:
+        error, status = refused.message, 422
+        listing = tasks.my_tasks(session, user)
+    return render_template("officer/tasks.html", listing=listing, tasks=listing.rows, filters=filters, error=error,
+                           lanes=tasklist.visible_lanes(user), statuses=tasklist.STATUSES,
+                           officers=tasklist.officers_by_lane(session, user), me=user), status
+
+
+def _back_to_list() -> Any:
+    target = request.form.get("next", "")
+    if target.startswith("/") and not target.startswith("//"):
+        return redirect(target)
+    return redirect(url_for("officer.my_tasks"))
+
+
+@bp.route("/cases/<int:case_id>/tasks/<task_id>/claim", methods=["POST"])
+def claim_task(case_id: int, task_id: str) -> Any:
+    """Claim a task (409 page naming the holder when another officer has it)."""
+    user = me()
+    row = uow.perform(sessions(), "claim_task", tasklist.claim, user, case_id, task_id, user=user)
+    flash(f"You hold “{row.title}” in case {row.case_number}: no other officer can complete it.", "success")
+    return _back_to_list()
+
+
+@bp.route("/cases/<int:case_id>/tasks/<task_id>/release", methods=["POST"])
+def release_task(case_id: int, task_id: str) -> Any:
+    """Give back a task you hold."""
+    user = me()
+    row = uow.perform(sessions(), "release_task", tasklist.release, user, case_id, task_id, user=user)
+    flash(f"You released “{row.title}” in case {row.case_number}.", "success")
+    return _back_to_list()
+
+
+@bp.route("/cases/<int:case_id>/tasks/<task_id>/reassign", methods=["POST"])
+def reassign_task(case_id: int, task_id: str) -> Any:
+    """The sarpanch gives a task to a named officer of its role; a refusal comes back on the list."""
+    user = me()
+    officer = request.form.get("officer", "")
+    try:
+        row = uow.perform(sessions(), "reassign_task", tasklist.reassign, user, case_id, task_id, officer, user=user)
+    except Refused as refused:
+        flash(refused.message, "error")
+        return _back_to_list()
+    flash(f"“{row.title}” in case {row.case_number} is now with {officer}.", "success")
+    return _back_to_list()
 
 
 def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, error: str | None = None,
@@ -133,7 +187,8 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
     # the facts the officer decides on (full price and bids, claims, the pending appeal, F and C)
     session = db_session()
     case = cases.get_case(session, me(), view.case_id)
-    return render_template("officer/task.html", view=view, fields=fields, error=error, other_errors=other_errors,
+    row = tasklist.task_row(session, me(), view.case_id, view.task_id)
+    return render_template("officer/task.html", view=view, row=row, me_id=me().id, fields=fields, error=error, other_errors=other_errors,
                            objector=objector, cf=casefile.load(case.file_json), summary=cases.summary(session, case),
                            lock_version=view.lock_version if lock_version is None else lock_version), status
 

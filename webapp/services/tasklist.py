@@ -1,0 +1,501 @@
+"""The task table (``case_task``): "My tasks" without loading any case's engine state.
+
+Each row is one SpiffWorkflow user task that was READY at some point: its case, Panchayat, lane
+(= role), title, the service-level due date and the legal deadline it serves (RULE130.md,
+"Service levels for officers' tasks"), who holds it (claim) and who the sarpanch assigned it to.
+
+The rows are kept in step with the engine by :func:`sync_case`, which
+:mod:`webapp.services.uow` calls on every flush that changes a case's engine state or case file,
+in the same transaction: a task completed, a timer fired, a message delivered, a case started or
+an instance moved all go through it, and no service has to remember to. Tasks that left the
+READY state become ``completed`` (the engine ran them) or ``cancelled`` (a boundary timer or the
+end of the process closed them).
+
+Reading (:func:`task_list`, :func:`overdue_count`) touches this table only (plus the small
+Panchayat and user tables), through the ``ix_case_task_scope`` and ``ix_case_task_receiver``
+indexes, so its cost does not grow with the number of cases in other Panchayats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any, Iterable
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+from SpiffWorkflow.util.task import TaskState
+
+from .. import clock, legal_time
+from ..casefile import CaseFile
+from ..engine import runtime
+from ..errors import Conflict, NotFound, NotPermitted, Refused
+from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
+from . import users
+
+READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
+STATUSES = ("ready", "overdue", "mine", "unclaimed", "completed", "cancelled")
+DEFAULT_TZ = "Asia/Kolkata"
+PAGE_SIZE = 100
+
+# What each task asks for, in plain words ({subject}: the objector, appellant or buyer concerned).
+TODO = {
+    "ut_release": "Release the cattle to their owner once the fine and feeding expenses are paid",
+    "ut_publish_notice": "Publish the notice of the impounded cattle and open the three-day conditional auction",
+    "ut_record_bid": "Record the bids of the conditional auction (a bid at full price closes it)",
+    "ut_decide_objection": "Decide whether {subject} proved ownership of the cattle (proved or not proved)",
+    "ut_order_stand": "Order that the auction stand: no objection was filed in the notice period",
+    "ut_decide_unsold": "Decide what happens to the unsold cattle: accept the highest bid or send them for sale",
+    "ut_record_remittance": "Record the sale price and expenses of the cattle sent to you, and remit the money",
+    "ut_decide_appeal": "Decide the appeal of {subject}: uphold or reverse the Panchayat's decision",
+    "ut_return_by_buyer": "Take the cattle back from the buyer {subject} and repay the auction money",
+    "ut_deliver_to_objector": "Deliver the cattle to {subject}, whose ownership is proved, on payment of the dues",
+    "ut_return_by_objector": "Take the cattle back from {subject}, or record that they were not returned",
+    "ut_pay_feeding_charges": "Pay the pound keeper the feeding charges you think fit (at most the feeding expenses)",
+}
+
+
+# -- what a task is due by ---------------------------------------------------------------------------
+
+def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | None, date | None]:
+    """(due date, the legal deadline it serves, that deadline's last day) for a user task.
+
+    Args:
+        cf: the case file. element_id: the user task's BPMN id (``ut_decide_objection``...).
+    Returns:
+        local calendar dates of the case's Panchayat, or None while not known. Due dates are
+        RULE130.md's default service levels; the deadlines are the rule's (Rule 130(a), (b), (e)
+        proviso, (b)(i)).
+    """
+    from .cases import deadlines  # cases imports this module's sync through uow
+
+    dl = deadlines(cf)
+    plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
+    report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
+    final = cf.final_on
+    levels: dict[str, tuple[date | None, str | None, date | None]] = {
+        "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
+        "ut_publish_notice": (plus(report_day, 1), None, None),
+        "ut_record_bid": (cf.auction.last_day if cf.auction else None, "auction", cf.auction.last_day if cf.auction else None),
+        "ut_decide_objection": (dl["objection_last_day"], "objection period", dl["objection_last_day"]),
+        "ut_order_stand": (plus(dl["objection_last_day"], 3), None, None),
+        "ut_decide_unsold": (plus(cf.auction.closed_on if cf.auction else None, 2), None, None),
+        "ut_record_remittance": (plus(cf.dispatch.day if cf.dispatch else None, 15), None, None),
+        "ut_decide_appeal": (plus(cf.appeals[-1].filed_on if cf.appeals else None, 30), "appeal period",
+                             dl["appeal_last_day"]),
+        "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
+        "ut_deliver_to_objector": (plus(final, 7), None, None),
+        "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
+        "ut_pay_feeding_charges": (plus(cf.delivered_on, 7), None, None),
+    }
+    return levels.get(element_id, (None, None, None))
+
+
+def _subject(cf: CaseFile, task: Any) -> str | None:
+    """The person the task concerns: the objector of a claim, the appellant, the buyer."""
+    element = task.task_spec.bpmn_id
+    if element == "ut_decide_objection":
+        return (task.data.get("objection") or {}).get("objector")
+    if element == "ut_decide_appeal":
+        pending = cf.pending_appeal()
+        return pending.appellant if pending else None
+    if element == "ut_return_by_buyer":
+        return cf.sale.buyer if cf.sale else None
+    if element in ("ut_deliver_to_objector", "ut_return_by_objector"):
+        if cf.interim is not None:
+            return cf.interim.objector
+        proved = next((o for o in cf.objections if o.decision == "proved"), None)
+        return proved.objector if proved else None
+    return None
+
+
+def _earliest(*days: date | None) -> date | None:
+    known = [d for d in days if d is not None]
+    return min(known) if known else None
+
+
+# -- keeping the table in step with the engine -----------------------------------------------------
+
+def sync_case(session: Session, case: Case, workflow: Any, cf: CaseFile, actor_id: int | None) -> None:
+    """Make the case's ``ready`` rows equal the engine's READY user tasks (same transaction).
+
+    New READY tasks get a row (``ready_since`` = the clock's now); rows whose task is no longer
+    READY become ``completed`` (by ``actor_id``) or ``cancelled``; the due dates and subjects of
+    the others are refreshed (a later decision moves the appeal deadline). Called by
+    :mod:`webapp.services.uow` before each flush; services need not call it.
+    """
+    now = clock.now()
+    engine_ready = {str(t.id): t for t in runtime.ready_user_tasks(workflow)}
+    with session.no_autoflush:
+        rows = list(session.scalars(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.state == READY)))
+    for row in rows:
+        task = engine_ready.pop(row.task_id, None)
+        if task is None:
+            engine_task = runtime.find_task(workflow, row.task_id)
+            done = engine_task is not None and engine_task.state == TaskState.COMPLETED
+            row.state = COMPLETED if done else CANCELLED
+            row.ended_at = now
+            row.completed_by = actor_id if done else None
+            continue
+        _fill(row, case, cf, task)
+    for task_id, task in engine_ready.items():
+        row = CaseTask(case_id=case.id, task_id=task_id, state=READY, ready_since=now)
+        _fill(row, case, cf, task)
+        session.add(row)
+
+
+def _fill(row: CaseTask, case: Case, cf: CaseFile, task: Any) -> None:
+    spec = task.task_spec
+    due, label, deadline = service_level(cf, spec.bpmn_id)
+    values = {"case_number": case.case_number, "panchayat_id": case.panchayat_id,
+              "process_version_id": case.process_version_id,
+              "receiver_id": cf.dispatch.receiver_user_id if cf.dispatch else None,
+              "element_id": spec.bpmn_id, "title": (spec.bpmn_name or spec.bpmn_id)[:200], "lane": spec.lane or "",
+              "subject": (_subject(cf, task) or None), "due_on": due, "deadline_label": label,
+              "deadline_on": deadline, "act_by": _earliest(due, deadline)}
+    for key, value in values.items():
+        if getattr(row, key) != value:
+            setattr(row, key, value)
+
+
+def engine_ready_tasks(workflow: Any) -> set[tuple[str, str, str]]:
+    """(task id, element id, lane) of every READY user task: what the table's ready rows must equal."""
+    return {(str(t.id), t.task_spec.bpmn_id, t.task_spec.lane or "") for t in runtime.ready_user_tasks(workflow)}
+
+
+def table_ready_tasks(session: Session, case_id: int) -> set[tuple[str, str, str]]:
+    """(task id, element id, lane) of the case's ``ready`` rows."""
+    rows = session.execute(select(CaseTask.task_id, CaseTask.element_id, CaseTask.lane)
+                           .where(CaseTask.case_id == case_id, CaseTask.state == READY))
+    return {tuple(r) for r in rows}
+
+
+# -- reading: my tasks ----------------------------------------------------------------------------------
+
+@dataclass
+class TaskRow:
+    """One row of the task list: what to do, by when, and who holds it."""
+
+    case_id: int
+    case_number: str
+    panchayat_id: int
+    task_id: str
+    element_id: str
+    process_version_id: int
+    title: str
+    lane: str
+    subject: str | None  # the objector, appellant or buyer the task concerns
+    todo: str  # plain words: what is to be done
+    state: str
+    ready_since: datetime
+    due: date | None
+    deadline_label: str | None
+    deadline: date | None
+    act_by: date | None
+    overdue: bool
+    days_left: int | None  # act_by minus today (negative: overdue by that many days)
+    claimed_by: str | None  # display name of the holder
+    claimed_by_id: int | None
+    claimed_at: datetime | None
+    assigned_to: str | None
+    yours: bool  # your role's lane
+    ended_at: datetime | None
+
+
+@dataclass
+class TaskList:
+    """A page of the task list with the counts the page shows."""
+
+    rows: list[TaskRow]
+    total: int  # rows matching the filters (the page holds at most PAGE_SIZE)
+    overdue: int  # ready tasks of the listed lanes in your scope whose act-by day has passed
+    today: date
+    lanes: tuple[str, ...]  # the lanes listed
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def visible_lanes(user: User) -> tuple[str, ...]:
+    """The lanes whose tasks a user may list: their own role; the sarpanch also the Panchayat's
+    other officers' (to reassign them); an administrator every lane."""
+    if user.role == "sarpanch":
+        return users.PANCHAYAT_ROLES
+    if user.role == "administrator":
+        return ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer")
+    return (user.role,)
+
+
+def _scoped(query: Any, user: User) -> Any:
+    """Limit a query on CaseTask to the user's scope (RULE130.md "Roles, lanes and scope")."""
+    if user.role == "receiving_officer":
+        return query.where(CaseTask.receiver_id == user.id)
+    if user.panchayat_id is not None:
+        return query.where(CaseTask.panchayat_id == user.panchayat_id)
+    if user.samiti_code:
+        return query.where(CaseTask.panchayat_id.in_(
+            select(Panchayat.id).where(Panchayat.samiti_code == user.samiti_code).scalar_subquery()))
+    if user.role == "administrator":
+        return query
+    return query.where(CaseTask.id.is_(None))  # no scope: nothing
+
+
+def user_today(session: Session, user: User) -> date:
+    """Today in the user's Panchayat's time zone (Asia/Kolkata without one)."""
+    tz = DEFAULT_TZ
+    if user.panchayat_id is not None:
+        panchayat = session.get(Panchayat, user.panchayat_id)
+        tz = panchayat.timezone if panchayat and panchayat.timezone else DEFAULT_TZ
+    return clock.now().astimezone(ZoneInfo(tz)).date()
+
+
+def todo_text(element_id: str, subject: str | None, title: str) -> str:
+    """What the task asks for, in plain words (the task's title when the element is not known)."""
+    text = TODO.get(element_id)
+    if text is None:
+        return title
+    return text.format(subject=subject or "the claimant")
+
+
+def task_list(session: Session, user: User, *, role: str | None = None, status: str = "ready",
+              case: str | None = None, limit: int = PAGE_SIZE) -> TaskList:
+    """The user's task list from the task table alone, most urgent first.
+
+    Args:
+        role: one lane among :func:`visible_lanes` (default: the user's own role; an
+            administrator's default is every lane).
+        status: ``ready`` (default), ``overdue`` (act-by day passed), ``mine`` (claimed by you),
+            ``unclaimed``, ``completed`` or ``cancelled`` (newest first).
+        case: a case number (``RMP/2026/0001``) or id, to list one case's tasks.
+    Returns:
+        a :class:`TaskList`: ready rows ordered by act-by day (earliest of the service-level due
+        date and the legal deadline; none last), then the legal deadline, then case number.
+    Raises:
+        Refused: an unknown status, or a role the user may not list (the message says which).
+    """
+    allowed = visible_lanes(user)
+    lanes = allowed if user.role == "administrator" else (user.role,)
+    if role:
+        if role not in allowed:
+            raise Refused(f"you may list the tasks of {', '.join(r.replace('_', ' ') for r in allowed)}; "
+                          f"not of {role.replace('_', ' ')}", {"role": "not one of your lanes"})
+        lanes = (role,)
+    if status not in STATUSES:
+        raise Refused(f"unknown status {status!r}; choose one of {', '.join(STATUSES)}",
+                      {"status": "unknown status"})
+    today = user_today(session, user)
+    base = _scoped(select(CaseTask), user).where(CaseTask.lane.in_(lanes))
+    if case:
+        text = str(case).strip()
+        base = base.where(CaseTask.case_id == int(text) if text.isascii() and text.isdigit() and len(text) <= 18
+                          else CaseTask.case_number == text)
+    if status in ("completed", "cancelled"):
+        query = base.where(CaseTask.state == status).order_by(CaseTask.ended_at.desc(), CaseTask.id.desc())
+    else:
+        query = base.where(CaseTask.state == READY)
+        if status == "overdue":
+            query = query.where(CaseTask.act_by < today)
+        elif status == "mine":
+            query = query.where(CaseTask.claimed_by == user.id)
+        elif status == "unclaimed":
+            query = query.where(CaseTask.claimed_by.is_(None))
+        query = query.order_by(CaseTask.act_by.is_(None), CaseTask.act_by, CaseTask.deadline_on.is_(None),
+                               CaseTask.deadline_on, CaseTask.case_number, CaseTask.id)
+    found = list(session.scalars(query.limit(limit)))
+    total = len(found) if len(found) < limit else session.scalar(
+        query.order_by(None).with_only_columns(func.count(CaseTask.id)))
+    return TaskList(rows=_rows(session, user, found, today), total=total,
+                    overdue=overdue_count(session, user, lanes=lanes, today=today), today=today, lanes=lanes)
+
+
+def overdue_count(session: Session, user: User, *, lanes: Iterable[str] | None = None,
+                  today: date | None = None) -> int:
+    """How many ready tasks in the user's scope and lanes are past their act-by day."""
+    today = today or user_today(session, user)
+    query = _scoped(select(func.count(CaseTask.id)), user).where(
+        CaseTask.state == READY, CaseTask.lane.in_(tuple(lanes or visible_lanes(user))), CaseTask.act_by < today)
+    return session.scalar(query) or 0
+
+
+def _names(session: Session, ids: set[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    return dict(session.execute(select(User.id, User.display_name).where(User.id.in_(ids))).all())
+
+
+def _rows(session: Session, user: User, found: list[CaseTask], today: date) -> list[TaskRow]:
+    names = _names(session, {i for r in found for i in (r.claimed_by, r.assigned_to) if i})
+    return [TaskRow(case_id=r.case_id, case_number=r.case_number, panchayat_id=r.panchayat_id, task_id=r.task_id, element_id=r.element_id,
+                    process_version_id=r.process_version_id, title=r.title, lane=r.lane, subject=r.subject, todo=todo_text(r.element_id, r.subject, r.title), state=r.state,
+                    ready_since=r.ready_since, due=r.due_on, deadline_label=r.deadline_label,
+                    deadline=r.deadline_on, act_by=r.act_by,
+                    overdue=r.state == READY and r.act_by is not None and r.act_by < today,
+                    days_left=(r.act_by - today).days if r.act_by else None,
+                    claimed_by=names.get(r.claimed_by) if r.claimed_by else None, claimed_by_id=r.claimed_by,
+                    claimed_at=r.claimed_at, assigned_to=names.get(r.assigned_to) if r.assigned_to else None,
+                    yours=r.lane == user.role, ended_at=r.ended_at)
+            for r in found]
+
+
+def task_row(session: Session, user: User, case_id: int, task_id: str) -> TaskRow:
+    """One ready task of the table as the list shows it (scope checked by the caller)."""
+    row = _ready_row(session, case_id, task_id)
+    return _rows(session, user, [row], user_today(session, user))[0]
+
+
+# -- claim, release, reassign --------------------------------------------------------------------------
+
+def _ready_row(session: Session, case_id: int, task_id: str) -> CaseTask:
+    row = session.scalar(select(CaseTask).where(CaseTask.case_id == case_id, CaseTask.task_id == str(task_id)))
+    if row is None:
+        raise NotFound(f"no task {task_id} in this case")
+    if row.state != READY:
+        raise Conflict(f"the task '{row.title}' is no longer open: it was {row.state}")
+    return row
+
+
+def _holder_message(session: Session, row: CaseTask, tz: str) -> str:
+    holder = session.get(User, row.claimed_by)
+    name = f"{holder.display_name} ({holder.username})" if holder else f"user {row.claimed_by}"
+    since = (f" since {row.claimed_at.astimezone(ZoneInfo(tz)).strftime('%d-%m-%Y %H:%M')}"
+             if row.claimed_at else "")
+    return (f"the task '{row.title}' of case {row.case_number} is held by {name}{since}; "
+            f"ask them to release it, or the sarpanch to reassign it. Nothing was saved.")
+
+
+def _case_tz(session: Session, row: CaseTask) -> str:
+    panchayat = session.get(Panchayat, row.panchayat_id)
+    return panchayat.timezone if panchayat and panchayat.timezone else DEFAULT_TZ
+
+
+def _visible_row(session: Session, user: User, case_id: int | str, task_id: str) -> tuple[Case, CaseTask]:
+    from .cases import get_case
+
+    case = get_case(session, user, case_id)
+    return case, _ready_row(session, case.id, task_id)
+
+
+def check_holder(session: Session, case: Case, task_id: str, user: User) -> None:
+    """Refuse to complete a task another officer holds; otherwise lock its row until commit.
+
+    The conditional UPDATE is the check: on PostgreSQL it takes the row lock, so a claim made at
+    the same moment waits for this transaction and then finds the task completed.
+    Raises:
+        Conflict: held by another officer (the message names them).
+    """
+    hit = session.execute(
+        update(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id), CaseTask.state == READY,
+                               or_(CaseTask.claimed_by.is_(None), CaseTask.claimed_by == user.id))
+        .values(claimed_by=CaseTask.claimed_by).execution_options(synchronize_session=False))
+    if hit.rowcount:
+        return
+    row = session.scalar(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id)))
+    if row is not None and row.state == READY and row.claimed_by not in (None, user.id):
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+
+
+def claim(session: Session, user: User, case_id: int | str, task_id: str) -> CaseTask:
+    """Claim a ready task of your lane so no other officer works on it.
+
+    Returns the row (claimed by you; claiming your own task again changes nothing).
+    Raises:
+        NotFound: no such case or task in your scope. NotPermitted: another role's task.
+        Conflict: held by another officer (named), or no longer open.
+    """
+    case, row = _visible_row(session, user, case_id, task_id)
+    users.check_lane(user, row.lane)
+    now = clock.now()
+    hit = session.execute(
+        update(CaseTask).where(CaseTask.id == row.id, CaseTask.state == READY,
+                               or_(CaseTask.claimed_by.is_(None), CaseTask.claimed_by == user.id))
+        .values(claimed_by=user.id, claimed_at=func.coalesce(CaseTask.claimed_at, now))
+        .execution_options(synchronize_session=False))
+    session.refresh(row)
+    if not hit.rowcount:
+        if row.state != READY:
+            raise Conflict(f"the task '{row.title}' is no longer open: it was {row.state}")
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+    return row
+
+
+def release(session: Session, user: User, case_id: int | str, task_id: str) -> CaseTask:
+    """Give back a task you hold, so any officer of its lane may take it.
+
+    Raises:
+        NotFound: no such case or task in your scope. Conflict: held by another officer (named).
+        Refused: you do not hold it.
+    """
+    case, row = _visible_row(session, user, case_id, task_id)
+    if row.claimed_by is None:
+        raise Refused(f"you do not hold the task '{row.title}'; nobody has claimed it")
+    hit = session.execute(
+        update(CaseTask).where(CaseTask.id == row.id, CaseTask.claimed_by == user.id)
+        .values(claimed_by=None, claimed_at=None).execution_options(synchronize_session=False))
+    session.refresh(row)
+    if not hit.rowcount:
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+    return row
+
+
+def reassign(session: Session, user: User, case_id: int | str, task_id: str, officer: str) -> CaseTask:
+    """The sarpanch gives a task of the Panchayat to a named officer of the task's role.
+
+    Args:
+        officer: the user name or display name of an active officer of the same Panchayat whose
+            role is the task's lane.
+    Returns the row, now claimed by and assigned to that officer; the case history records it.
+    Raises:
+        NotPermitted: not a sarpanch. NotFound: no such case or task in your Panchayat.
+        Refused: the task is not a Panchayat officer's (appeals, receiving officers), or no such
+            officer (the message lists those who may take it). Conflict: no longer open.
+    """
+    if user.role != "sarpanch":
+        raise NotPermitted("only the sarpanch may reassign a task; you are signed in as "
+                           f"{user.role.replace('_', ' ')}")
+    case, row = _visible_row(session, user, case_id, task_id)
+    if row.lane not in users.PANCHAYAT_ROLES:
+        raise Refused(f"the task '{row.title}' belongs to the {row.lane.replace('_', ' ')}, not to an officer "
+                      f"of the Panchayat; it cannot be reassigned", {"officer": "not a Panchayat task"})
+    name = (officer or "").strip()
+    candidates = list(session.scalars(select(User).where(User.panchayat_id == case.panchayat_id,
+                                                         User.role == row.lane, User.active.is_(True))
+                                      .order_by(User.username)))
+    target = next((u for u in candidates if name and name in (u.username, u.display_name)), None)
+    if target is None:
+        choices = ", ".join(f"{u.display_name} ({u.username})" for u in candidates) or "nobody"
+        role = row.lane.replace("_", " ")
+        raise Refused(f"no active {role} named {name or '(none)'} in this Panchayat; the task can go to: {choices}",
+                      {"officer": f"not a {role} of this Panchayat"})
+    now = clock.now()
+    previous = session.get(User, row.claimed_by) if row.claimed_by else None
+    row.claimed_by, row.claimed_at = target.id, now
+    row.assigned_to, row.assigned_by, row.assigned_at = target.id, user.id, now
+    session.add(CaseEvent(case_id=case.id, at=now, kind="act", name="Task reassigned", element_id=row.element_id,
+                          actor_role=user.role, actor_user_id=user.id,
+                          detail_json=_json({"task": row.title, "to": target.display_name,
+                                             "from": previous.display_name if previous else None})))
+    session.flush()
+    return row
+
+
+def _json(value: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def officers_by_lane(session: Session, user: User) -> dict[str, list[User]]:
+    """For the sarpanch: the active officers of the Panchayat by role, to whom a task may be
+    reassigned; for anyone else an empty dict."""
+    if user.role != "sarpanch" or user.panchayat_id is None:
+        return {}
+    found: dict[str, list[User]] = {}
+    for officer in session.scalars(select(User).where(User.panchayat_id == user.panchayat_id,
+                                                      User.role.in_(users.PANCHAYAT_ROLES), User.active.is_(True))
+                                   .order_by(User.display_name)):
+        found.setdefault(officer.role, []).append(officer)
+    return found
