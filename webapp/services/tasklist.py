@@ -453,10 +453,10 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
         Refused: the task is not a Panchayat officer's (appeals, receiving officers), or no such
             officer (the message lists those who may take it). Conflict: no longer open.
     """
+    case, row = _visible_row(session, user, case_id, task_id)  # scope first: another Panchayat's is not found
     if user.role != "sarpanch":
         raise NotPermitted("only the sarpanch may reassign a task; you are signed in as "
                            f"{user.role.replace('_', ' ')}")
-    case, row = _visible_row(session, user, case_id, task_id)
     if row.lane not in users.PANCHAYAT_ROLES:
         raise Refused(f"the task '{row.title}' belongs to the {row.lane.replace('_', ' ')}, not to an officer "
                       f"of the Panchayat; it cannot be reassigned", {"officer": "not a Panchayat task"})
