@@ -129,7 +129,8 @@ def test_an_officers_choice_is_stored_and_follows_them_to_another_browser(app, c
     assert "मेरे कार्य" in text_of(page) and "लॉग आउट" in text_of(page)
     # the task form: labels and help from the JSON Schema, in Hindi
     virtual_clock.set(at("2026-01-10T12:00:00+05:30"))
-    form = other.get(task_link(other, "Record bid"))  # tasks.html: translated once the task list lands
+    assert "बोली दर्ज करें" in text_of(page) and "वैधानिक समय-सीमा: नीलामी का अंतिम दिन" in text_of(page)
+    form = other.get(task_link(other, "बोली दर्ज करें"))
     doc = lxml.html.fromstring(form.get_data(as_text=True))
     labels = {label.get("for"): re.sub(r"\s+", " ", label.text_content()).strip() for label in doc.iter("label")}
     assert labels["f-bidder"].startswith("बोलीदाता") and labels["f-amount"].startswith("राशि (₹)")

@@ -234,7 +234,7 @@ def test_pages_claim_show_the_holder_and_refuse_another_officer(drive, app, sess
     login(client, "sec")
     page = client.get("/tasks").get_data(as_text=True)
     assert "Publish the notice of the impounded cattle and open the three-day conditional auction." in page
-    assert "by <strong class=\"nowrap\">10-01-2026</strong>" in page
+    assert "by <strong class=\"nowrap\">Saturday, 10 January 2026</strong>" in page
     done = client.post(f"/cases/{case_id}/tasks/{task_id}/claim", data={"next": "/tasks?status=mine"})
     assert done.status_code == 302 and done.headers["Location"].endswith("/tasks?status=mine")
     assert "<td data-label=\"Held by\">you" in client.get("/tasks?status=mine").get_data(as_text=True)

@@ -75,13 +75,13 @@ def pass_release_window(sessions, virtual_clock) -> None:
 
 
 def task_link(client, name: str) -> str:
-    """The "Open" link of the task named ``name`` on the signed-in officer's My tasks page."""
+    """The link that opens the task named ``name`` (in the page's language) on the signed-in officer's My tasks."""
     page = client.get("/tasks")
     assert page.status_code == 200
     doc = lxml.html.fromstring(page.get_data(as_text=True))
     for row in doc.xpath("//table//tbody/tr"):
         if name in row.text_content():
-            return row.xpath(".//a[text()='Open']/@href")[0]
+            return row.xpath(".//a[contains(@href, '/tasks/')]/@href")[0]
     raise AssertionError(f"no task {name!r} on My tasks: {text_of(page)}")
 
 
@@ -192,10 +192,10 @@ def test_my_tasks_shows_the_legal_deadline_a_task_serves(client, sessions, virtu
     case_id = start_case_on_page(client, virtual_clock)
     text = text_of(client.get("/tasks"))  # the pound keeper's release task
     assert "Release cattle to owner" in text
-    assert "by 08-01-2026 in 3 days legal deadline: last day of the release window, 08-01-2026" in text
+    assert "by Thursday, 8 January 2026 in 3 days legal deadline: last day of the release window, Thursday, 8 January 2026" in text
     publish_notice(client, sessions, virtual_clock, case_id)
     text = text_of(client.get("/tasks"))
-    assert "Record bid" in text and "legal deadline: last day of the auction, 11-01-2026" in text
+    assert "Record bid" in text and "legal deadline: last day of the auction, Sunday, 11 January 2026" in text
 
 
 def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, virtual_clock):
