@@ -1,6 +1,6 @@
 """case_task: the task table behind "My tasks", filled from the running cases' engine state
 
-Revision ID: 0007
+Revision ID: 0008
 Revises: 0006
 Create Date: 2026-11-30 08:00:00
 """
@@ -11,8 +11,8 @@ from alembic import op
 
 import webapp.store.models
 
-revision = '0007'
-down_revision = '0006'
+revision = '0008'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 
