@@ -1,7 +1,7 @@
 """case_task: the task table behind "My tasks", filled from the running cases' engine state
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-11-30 08:00:00
 """
 from types import SimpleNamespace
