@@ -338,7 +338,7 @@ def test_the_migration_fills_the_table_from_running_cases(drive, sessions, datab
     config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     sessions.kw["bind"].dispose()
-    command.downgrade(config, "0008-1")  # to just before the case_task migration
+    command.downgrade(config, "0009-1")  # to just before the case_task migration
     command.upgrade(config, "head")
     with sessions() as session:
         assert tasklist.table_ready_tasks(session, drive.case_id) == before

@@ -1,7 +1,7 @@
 """case_task: the task table behind "My tasks", filled from the running cases' engine state
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-11-30 08:00:00
 """
 from types import SimpleNamespace
@@ -11,8 +11,8 @@ from alembic import op
 
 import webapp.store.models
 
-revision = '0008'
-down_revision = '0007'
+revision = '0009'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 
