@@ -1,5 +1,5 @@
 """The ``rule130`` command line (click): init-db, serve, worker, simulate, deploy, create-panchayat,
-create-user, create-token, demo-data."""
+create-user, create-token, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions)."""
 
 from __future__ import annotations
 
@@ -194,6 +194,7 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
 
     bpmn_files: list[Path] = []
     forms: dict[str, dict] = {}
+    raw: dict[str, bytes] = {}  # the form files' bytes, kept as deployed
     try:
         for name in files:
             path = Path(name)
@@ -201,16 +202,19 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
                 bpmn_files += sorted(path.glob("*.bpmn"))
                 if (path / "forms").is_dir():
                     forms.update(load_forms(path / "forms"))
+                    raw.update({p.name: p.read_bytes() for p in (path / "forms").glob("*.json")})
             elif path.suffix == ".bpmn":
                 bpmn_files.append(path)
             elif path.suffix == ".json":
                 forms[path.name] = json.loads(path.read_text(encoding="utf-8"))
+                raw[path.name] = path.read_bytes()
             else:
                 raise InvalidDiagram(f"{name}: not a .bpmn file, a .json form or a folder")
         if len(bpmn_files) != 1:
             raise InvalidDiagram(f"give exactly one .bpmn file (found {len(bpmn_files)})")
         if not forms and (bpmn_files[0].parent / "forms").is_dir():
             forms = load_forms(bpmn_files[0].parent / "forms")
+            raw = {p.name: p.read_bytes() for p in (bpmn_files[0].parent / "forms").glob("*.json")}
         bpmn = bpmn_files[0].read_bytes()
         if dry_run:
             parsed = repository.check(bpmn, forms)
@@ -219,7 +223,7 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
             click.echo(f"valid: {bpmn_files[0]} with {len(forms)} form(s), content hash {parsed.content_hash[:12]}")
             return
         with _sessions(database_url)() as session:
-            version, created = repository.deploy(session, bpmn, forms, deployed_by, note)
+            version, created = repository.deploy(session, bpmn, forms, deployed_by, note, form_bytes=raw)
             session.commit()
         click.echo(f"{'deployed' if created else 'already deployed as'} {version.process_id} version "
                    f"{version.version} ({version.content_hash[:12]})")
@@ -390,6 +394,12 @@ def audit_verify(database_url: str | None) -> None:
     click.echo(f"audit trail BROKEN at entry {verdict.broken_seq} (row id {verdict.broken_id}): {verdict.reason}; "
                f"{verdict.checked} entries before it are intact", err=True)
     sys.exit(2)
+
+
+from .cli_versions import COMMANDS as _VERSION_COMMANDS  # noqa: E402  (they use the helpers above)
+
+for _command in _VERSION_COMMANDS:
+    main.add_command(_command)
 
 
 def run() -> None:

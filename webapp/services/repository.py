@@ -21,6 +21,7 @@ from ..engine import runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
 from ..errors import NotFound
 from ..store.models import ProcessVersion
+from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_PROCESS = ROOT / "processes" / "rule130"
@@ -50,8 +51,11 @@ def check(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID)
 
 
 def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_by: str, note: str = "",
-           process_id: str = PROCESS_ID) -> tuple[ProcessVersion, bool]:
+           process_id: str = PROCESS_ID, *, form_bytes: dict[str, bytes] | None = None) -> tuple[ProcessVersion, bool]:
     """Validate and store a version; the same content deployed again returns the existing version.
+
+    The files are kept exactly as given for download (``form_bytes``: each form file's bytes by
+    name, when the caller has them) and the deploy goes to the audit trail (``services.versions``).
 
     Returns:
         (version, created): ``created`` is False when identical content was already deployed.
@@ -60,7 +64,8 @@ def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_b
     """
     parsed = check(bpmn_xml, forms, process_id)
     existing = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id,
-                                                           ProcessVersion.content_hash == parsed.content_hash))
+                                                           ProcessVersion.content_hash == parsed.content_hash)
+                              .order_by(ProcessVersion.version.desc()).limit(1))
     if existing is not None:
         return existing, False
     number = (session.scalar(select(func.max(ProcessVersion.version))
@@ -72,6 +77,7 @@ def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_b
                              deployed_at=clock.now(), note=note)
     session.add(version)
     session.flush()
+    versions.record_deploy(session, version, form_bytes=form_bytes, bpmn_bytes=bpmn_xml)
     return version, True
 
 
@@ -83,7 +89,8 @@ def read_bundled() -> tuple[bytes, dict[str, dict]]:
 def deploy_bundled(session: Session, deployed_by: str = "setup") -> tuple[ProcessVersion, bool]:
     """Deploy the bundled Rule 130 process (a no-op when that content is already deployed)."""
     bpmn, forms = read_bundled()
-    return deploy(session, bpmn, forms, deployed_by, note="bundled Rule 130 process")
+    raw = {path.name: path.read_bytes() for path in (BUNDLED_PROCESS / "forms").glob("*.json")}
+    return deploy(session, bpmn, forms, deployed_by, note="bundled Rule 130 process", form_bytes=raw)
 
 
 def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:

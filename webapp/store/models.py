@@ -11,6 +11,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     Numeric,
     String,
     Text,
@@ -94,7 +95,9 @@ class ProcessVersion(Base):
     """One deployed version of a process: the BPMN and its forms, hashed together, stored once."""
 
     __tablename__ = "process_version"
-    __table_args__ = (UniqueConstraint("process_id", "version"), UniqueConstraint("process_id", "content_hash"))
+    # A redeploy stores the same content again under a new number: the hash is indexed, not unique.
+    __table_args__ = (UniqueConstraint("process_id", "version"),
+                      Index("ix_process_version_content_hash", "process_id", "content_hash"))
     id: Mapped[int] = mapped_column(primary_key=True)
     process_id: Mapped[str] = mapped_column(String(100))
     version: Mapped[int] = mapped_column(Integer)
@@ -105,6 +108,7 @@ class ProcessVersion(Base):
     deployed_by: Mapped[str] = mapped_column(String(80))
     deployed_at: Mapped[datetime] = mapped_column(UTCDateTime())
     note: Mapped[str] = mapped_column(Text, default="")
+    redeploy_of: Mapped[int | None] = mapped_column(Integer)  # the version number redeployed, if any
 
 
 class ProcessDraft(Base):
@@ -338,3 +342,31 @@ class CaseTask(Base):
     assigned_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     completed_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+
+
+class ProcessVersionFile(Base):
+    """A file of a deployed version exactly as deployed (the BPMN and each form), for download."""
+
+    __tablename__ = "process_version_file"
+    __table_args__ = (UniqueConstraint("process_version_id", "path"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    process_version_id: Mapped[int] = mapped_column(ForeignKey("process_version.id"), index=True)
+    path: Mapped[str] = mapped_column(String(200))  # e.g. rule130.bpmn, forms/record_bid.schema.json
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    sha256: Mapped[str] = mapped_column(String(64))
+
+
+class ProcessAudit(Base):
+    """The process-level audit trail: deploys, redeploys and cases moved between versions."""
+
+    __tablename__ = "process_audit"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    process_id: Mapped[str] = mapped_column(String(100), index=True)
+    action: Mapped[str] = mapped_column(String(16))  # deploy | redeploy | move
+    actor: Mapped[str] = mapped_column(String(80))
+    version_from: Mapped[int | None] = mapped_column(Integer)
+    version_to: Mapped[int | None] = mapped_column(Integer)
+    case_id: Mapped[int | None] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    detail_json: Mapped[str] = mapped_column(Text, default="{}")

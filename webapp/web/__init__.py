@@ -6,7 +6,7 @@ from flask import Flask
 
 
 def register(app: Flask) -> None:
-    from . import api, auth, diagrams, errors, notify, officer, ops, public
+    from . import admin_versions, api, auth, diagrams, errors, notify, officer, ops, public
     from . import modeler  # adds POST /api/v1/process-versions to the API blueprint before it is registered
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)
@@ -23,6 +23,8 @@ def register(app: Flask) -> None:
     from . import incidents
     app.register_blueprint(incidents.bp)
     app.register_blueprint(modeler.bp)
+    app.register_blueprint(admin_versions.bp)
+    app.register_blueprint(admin_versions.api_bp)
     errors.register(app)
     from . import language
     app.register_blueprint(language.bp)

@@ -88,11 +88,14 @@ def _http_error(error: HTTPException) -> Any:
 
 @bp.get("")
 def process_list() -> Any:
-    """Every deployed process with its current version and its draft."""
+    """Every deployed process with its current version and its draft, its versions with running cases,
+    and the process audit trail (admin_versions.listing_context)."""
+    from .admin_versions import listing_context
     with sessions()() as session:
         rows = [(drafts.version_json(version), drafts.draft_json(session, draft))
                 for version, draft in drafts.processes(session)]
-    return render_template("admin/processes.html", rows=rows)
+        versions_view = listing_context(session)
+    return render_template("admin/processes.html", rows=rows, **versions_view)
 
 
 @bp.get("/<process_id>")
