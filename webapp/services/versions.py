@@ -19,11 +19,12 @@ from typing import Any
 
 from lxml import etree
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .. import clock
 from ..engine.parser import FORM_PROPERTY, NS, read_xml
-from ..errors import NotFound, NotPermitted, Refused
+from ..errors import Conflict, NotFound, NotPermitted, Refused
 from ..store.models import Case, ProcessAudit, ProcessVersion, ProcessVersionFile, User
 
 FORMS_DIR = "forms/"
@@ -449,6 +450,7 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
     Raises:
         NotPermitted: a user who is not an administrator. NotFound: no such version.
         InvalidDiagram: the old files no longer pass validation (e.g. a handler was withdrawn).
+        Conflict: another version got the next number first (the caller rolls back).
     """
     from . import repository
 
@@ -463,7 +465,11 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
                              bpmn_xml=old.bpmn_xml, forms_json=old.forms_json, spec_json=old.spec_json,
                              deployed_by=name, deployed_at=clock.now(), note=full_note, redeploy_of=number)
     session.add(version)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError:  # (process, number) is unique: someone deployed the same number first
+        raise Conflict(f"another version of {process_id} was deployed at the same moment; nothing was "
+                       "deployed. Reload the versions and try again.") from None
     _store_files(session, version, files)
     audit(session, process_id, "redeploy", name, version_from=number, version_to=version.version, note=full_note,
           detail={"content_hash": version.content_hash, "files": sorted(files)})
