@@ -371,3 +371,24 @@ def test_move_all_moves_each_movable_case_in_its_own_transaction(drive, sessions
         ["the case is already on version 2"], ["the case is already on version 2"]]
     with pytest.raises(Exception, match="has no version 9"):
         migration.move_all(drive.sessions, "admin", P, 9)
+
+
+def test_a_case_whose_waiting_timer_changed_cannot_move_and_keeps_its_deadline(drive, sessions):
+    """Version 2 makes the auction last one day longer: a case in its auction would get another
+    deadline, so it stays; a case still in its release window can move."""
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)  # the auction closes at 00:00 IST of 01-12
+    text = (BUNDLED / "rule130.bpmn").read_text(encoding="utf-8").replace(
+        'period_end(notice["auction_opened_at"], 2, timezone)', 'period_end(notice["auction_opened_at"], 3, timezone)')
+    with sessions() as session:
+        repository.deploy(session, text.encode(), repository.read_bundled()[1], "admin", "four auction days")
+        session.commit()
+        [verdict] = migration.plan(session, "admin", P, 2)
+    assert verdict.reasons == ["task 'Third auction day ends' (bt_auction_closes) changed in version 2 "
+                               "(its event (timer or message)) and is waiting"]
+    assert ("bt_auction_closes", "2026-01-11T18:30:00+00:00") in verdict.timers
+    with pytest.raises(Refused):
+        migration.move_case(drive.sessions, "admin", P, 2, drive.case_id)
+    assert drive.case().next_timer_due == ist_midnight("2026-01-12")
+    assert case_version(sessions, drive.case_id) == 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from threading import Lock
 from typing import Any
 
 from sqlalchemy import select
@@ -124,6 +125,26 @@ def _timers(workflow: Any) -> list[tuple[str, str]]:
     return [(t.bpmn_id, t.due.isoformat()) for t in runtime.armed_timers(workflow)]
 
 
+_SPEC_DIFFS: dict[tuple[int, int], SpecDiff] = {}  # (id of the old spec, id of the new spec) -> diff
+_SPEC_DIFF_LOCK = Lock()
+
+
+def _spec_diff(original: Any, new: Any) -> SpecDiff:
+    """SpiffWorkflow's SpecDiff of two spec objects, computed once per pair (parsed specs are
+    immutable and shared by every instance loaded on them; the diff only reads them). Keyed by the
+    objects themselves: the diff matches an instance's tasks by their spec objects."""
+    key = (id(original), id(new))  # the cached diff holds both objects, so their ids stay theirs
+    with _SPEC_DIFF_LOCK:
+        found = _SPEC_DIFFS.get(key)
+    if found is None:
+        found = SpecDiff(runtime.SERIALIZER.registry, original, new)
+        with _SPEC_DIFF_LOCK:
+            if len(_SPEC_DIFFS) > 64:
+                _SPEC_DIFFS.clear()
+            _SPEC_DIFFS[key] = found
+    return found
+
+
 def _no_handler(task: Any, name: str, params: dict[str, Any]) -> Any:  # pragma: no cover - never runs
     raise Refused("no service task runs while a case is being moved")
 
@@ -146,9 +167,8 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     workflow = runtime.load_state(case.state_json, source.parsed, _no_handler)
     verdict.timers = _timers(workflow)
     timers_before, open_before = verdict.timers, _open_tasks(workflow)
-    registry = runtime.SERIALIZER.registry
 
-    spec_diff = SpecDiff(registry, workflow.spec, target.parsed.spec)
+    spec_diff = _spec_diff(workflow.spec, target.parsed.spec)
     top = WorkflowDiff(workflow, spec_diff)
     verdict.reasons += _blocking(top, spec_diff, number)
     sub_diffs: dict[Any, tuple[WorkflowDiff, Any]] = {}
@@ -158,7 +178,7 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
             verdict.reasons.append(f"subprocess '{sub.spec.name}' is not in version {number} and the case "
                                    f"has entered it")
             continue
-        sub_spec_diff = SpecDiff(registry, sub.spec, new_spec)
+        sub_spec_diff = _spec_diff(sub.spec, new_spec)
         sub_diff = WorkflowDiff(sub, sub_spec_diff)
         verdict.reasons += _blocking(sub_diff, sub_spec_diff, number)
         sub_diffs[sp_id] = (sub_diff, new_spec)
