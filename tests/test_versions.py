@@ -392,3 +392,24 @@ def test_a_case_whose_waiting_timer_changed_cannot_move_and_keeps_its_deadline(d
         migration.move_case(drive.sessions, "admin", P, 2, drive.case_id)
     assert drive.case().next_timer_due == ist_midnight("2026-01-12")
     assert case_version(sessions, drive.case_id) == 1
+
+
+def test_a_case_held_by_an_open_incident_is_not_moved(drive, sessions):
+    from webapp.store.models import Incident
+
+    drive.start(ONE_COW)
+    deploy_v2(sessions)
+    with sessions() as session:
+        case = session.get(Case, drive.case_id)
+        incident = Incident(case_id=case.id, element_id="svc_raise_report", element_name="Raise report and open file",
+                            kind="handler_error", message="the report could not be raised", action="fire_timers",
+                            raised_at=drive.clock.now())
+        session.add(incident)
+        session.flush()
+        case.held_incident_id = incident.id
+        session.commit()
+    with sessions() as session:
+        [verdict] = migration.plan(session, "admin", P, 2)
+    assert verdict.reasons == ["the case is held by an open incident; retry or skip it at /admin/incidents first"]
+    assert [r.moved for r in migration.move_all(drive.sessions, "admin", P, 2)] == [False]
+    assert case_version(sessions, drive.case_id) == 1

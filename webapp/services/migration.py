@@ -20,7 +20,8 @@ A case may NOT move when
 - a subprocess the case has entered is not in the new version;
 - after the move an armed timer would be due at another instant, or disappear (a legal deadline
   must not move), or the open tasks would change;
-- the moved state cannot be read back on the new version.
+- the moved state cannot be read back on the new version;
+- the case is held by an open incident (its failed step must be retried or skipped first).
 The ledger is never touched: money already posted stays as it is.
 """
 
@@ -160,6 +161,9 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     number = target.version.version
     if case.status != "running":
         verdict.reasons.append(f"the case is {case.status} ({case.outcome.replace('_', ' ')})")
+        return None, verdict
+    if case.held_incident_id is not None:  # its last step failed and was rolled back (services.incidents)
+        verdict.reasons.append("the case is held by an open incident; retry or skip it at /admin/incidents first")
         return None, verdict
     if source.version.id == target.version.id:
         verdict.reasons.append(f"the case is already on version {number}")
