@@ -190,6 +190,22 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
                                                               appellate_authority=(403, 404),
                                                               receiving_officer=(403, 404),
                                                               administrator=(403, 404)),
+    # process versions: installation-wide administrators only (RMP's administrator is refused too)
+    "GET /admin/processes": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>/versions": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>/versions/<int:number>/download": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>/versions/diff": every(403, anonymous=302),
+    "POST /admin/processes/<process_id>/versions/<int:number>/redeploy": every(403, anonymous=302),
+    "GET /admin/processes/<process_id>/versions/<int:number>/migrate": every(403, anonymous=302),
+    "POST /admin/processes/<process_id>/versions/<int:number>/migrate": every(403, anonymous=302),
+    "GET /api/v1/processes": every(403, anonymous=401),
+    "GET /api/v1/processes/<process_id>/versions": every(403, anonymous=401),
+    "GET /api/v1/processes/<process_id>/versions/<int:number>/download": every(403, anonymous=401),
+    "GET /api/v1/processes/<process_id>/versions/diff": every(403, anonymous=401),
+    "POST /api/v1/processes/<process_id>/versions/<int:number>/redeploy": every(403, anonymous=401),
+    "GET /api/v1/processes/<process_id>/versions/<int:number>/migration": every(403, anonymous=401),
+    "POST /api/v1/processes/<process_id>/versions/<int:number>/migration": every(403, anonymous=401),
+    "GET /api/v1/processes/<process_id>/audit": every(403, anonymous=401),
 }
 
 # Request bodies where an empty one would not do (key as in EXPECTED); the default is an empty form
@@ -229,6 +245,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "filename": lambda w, side: None,  # per rule, below
     "incident_id": lambda w, side: 999_999_999,  # no such incident (see EXPECTED)
     "process_id": lambda w, side: "rule130_case",
+    "number": lambda w, side: 1,
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}
