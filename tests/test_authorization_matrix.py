@@ -191,7 +191,6 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
                                                               receiving_officer=(403, 404),
                                                               administrator=(403, 404)),
     # process versions: installation-wide administrators only (RMP's administrator is refused too)
-    "GET /admin/processes": every(403, anonymous=302),
     "GET /admin/processes/<process_id>/versions": every(403, anonymous=302),
     "GET /admin/processes/<process_id>/versions/<int:number>/download": every(403, anonymous=302),
     "GET /admin/processes/<process_id>/versions/diff": every(403, anonymous=302),
