@@ -5,8 +5,8 @@ again under a new number (so the content hash is no longer unique), and deploys,
 case moves go to a process-level audit trail. Existing versions get their files (forms as
 canonical JSON, the only form the old rows kept) and one "deploy" audit row each.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 """
 import hashlib
 import json
@@ -16,8 +16,8 @@ from alembic import op
 
 import webapp.store.models
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
