@@ -22,9 +22,20 @@ def run_migrations_online() -> None:
     engine = make_engine(url) if url else engine_from_config(config.get_section(config.config_ini_section, {}),
                                                              prefix="sqlalchemy.", poolclass=pool.NullPool)
     with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # Batch migrations on SQLite re-create a table (copy, drop, rename); with foreign keys enforced,
+            # dropping a table that other rows reference fails. Alembic's batch-mode advice: switch the
+            # check off while migrating (outside a transaction, where the pragma takes effect), then verify.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
         context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
         with context.begin_transaction():
             context.run_migrations()
+            if sqlite:
+                broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise RuntimeError(f"the migration left rows whose foreign keys point nowhere: {broken[:5]}")
     engine.dispose()
 
 
