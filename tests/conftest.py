@@ -36,12 +36,20 @@ def database_url(tmp_path: Path):
     admin = db.make_engine(POSTGRES)
     with admin.begin() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
+    # application_name tags this test's connections, so any a test left open can be found below.
+    url = f"{POSTGRES}?options=-csearch_path%3D{schema}&application_name={schema}"
     db.upgrade(url)
     yield url
     with admin.begin() as connection:
+        # A connection the test left "idle in transaction" would hold locks and block the drop for
+        # ever; end it, and fail the test that leaked it.
+        leaked = connection.execute(text(
+            "SELECT pg_terminate_backend(pid), state, query FROM pg_stat_activity "
+            "WHERE application_name = :name AND state LIKE 'idle in transaction%'"), {"name": schema}).all()
+        connection.execute(text("SET LOCAL lock_timeout = '30s'"))
         connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+    assert not leaked, f"the test left a transaction open on PostgreSQL: {[row.query for row in leaked]}"
 
 
 @pytest.fixture

@@ -149,7 +149,8 @@ def test_sign_ins_tokens_and_permission_changes_are_audited(client, sessions):
         ("token.created", "sar"), ("token.revoked", "sar"), ("user.permission_changed", "sar")]
     change = json.loads(trail[-1].detail_json)
     assert change == {"username": "sar", "changes": {"role": ["sarpanch", "secretary"]}}
-    assert audit.verify(sessions()).ok
+    with sessions() as session:
+        assert audit.verify(session).ok
 
 
 def test_concurrent_writers_keep_one_chain(sessions, database_url):

@@ -19,6 +19,8 @@ writer does it. The unique ``seq`` refuses a fork should anything slip through.
 
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import json
 from dataclasses import dataclass
@@ -187,7 +189,16 @@ class Verdict:
 
 
 def _entries(session: Session) -> Iterator[AuditEntry]:
-    yield from session.scalars(select(AuditEntry).order_by(AuditEntry.seq).execution_options(yield_per=1000))
+    """Stream the trail in sequence order, 1,000 rows at a time (a server-side cursor on PostgreSQL).
+
+    The result is closed when the caller stops early (``verify`` returns at the first broken entry),
+    so no cursor or transaction is left open on the connection.
+    """
+    result = session.scalars(select(AuditEntry).order_by(AuditEntry.seq).execution_options(yield_per=1000))
+    try:
+        yield from result
+    finally:
+        result.close()
 
 
 def verify(session: Session) -> Verdict:
@@ -197,8 +208,14 @@ def verify(session: Session) -> Verdict:
     wrong previous hash). Removing the newest entries leaves a shorter valid chain: compare the
     head hash with one recorded earlier to see that.
     """
+    stream = _entries(session)
+    with contextlib.closing(stream):
+        return _check(stream)
+
+
+def _check(stream: Iterator[AuditEntry]) -> Verdict:
     prev, expected_seq, checked = GENESIS, 1, 0
-    for entry in _entries(session):
+    for entry in stream:
         where = f"entry {entry.seq} ({entry.kind}, id {entry.id})"
         if entry.seq != expected_seq:
             return Verdict(False, checked, prev, entry.seq, entry.id,
