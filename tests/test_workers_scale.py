@@ -117,10 +117,20 @@ def test_a_locked_case_is_skipped_and_fired_once_the_lock_is_gone(sessions, offi
         dying = sessions()  # a worker that claims the second case, fires it, then dies before committing
         claimed: list[int] = []
         assert timers._claim_and_fire(dying, virtual_clock.now(), frozenset(), claimed).case_id == second
-        assert [f.case_id for f in timers.fire_due_cases(sessions)] == [third]
+        # Another worker skips the two locked cases and fires the third; its commit waits for the
+        # audit trail's head, which the dying worker holds until its transaction ends.
+        other: list[list[int]] = []
+        worker = threading.Thread(target=lambda: other.append(
+            [f.case_id for f in timers.fire_due_cases(sessions)]))
+        worker.start()
+        worker.join(timeout=2)
+        assert worker.is_alive()  # waiting on the chain head, not failed
         dying.rollback()
         dying.close()
-        assert [f.case_id for f in timers.fire_due_cases(sessions)] == [second]
+        worker.join(timeout=60)
+        assert not worker.is_alive()
+        # the third first (claimed while the second was locked), then the second, free again
+        assert other == [[third, second]]
         assert timers.fire_due(sessions) == 0  # the first is still locked
     finally:
         holder.rollback()

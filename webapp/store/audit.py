@@ -34,7 +34,7 @@ from .. import clock
 from .models import ApiToken, AuditEntry, CaseEvent, LedgerEntry, ProcessVersion, User
 
 GENESIS = "0" * 64
-ADVISORY_LOCK_KEY = 1301996  # any constant: the one lock that serializes the chain head
+ADVISORY_LOCK_CLASS = 1301996  # any constant; with the schema's hash it names the lock on the chain head
 PERMISSION_FIELDS = ("role", "panchayat_id", "samiti_code", "active")
 
 
@@ -68,7 +68,10 @@ def _head(session: Session) -> tuple[int, str]:
     by a write that changes nothing, so the head cannot move between reading it and appending)."""
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ADVISORY_LOCK_KEY})
+        # Advisory locks are database-wide: the schema's name in the key keeps two installations
+        # (or two test schemas) in one database from waiting on each other's chains.
+        session.execute(text("SELECT pg_advisory_xact_lock(:class, hashtext(current_schema()))"),
+                        {"class": ADVISORY_LOCK_CLASS})
     elif dialect == "sqlite":
         session.execute(text("UPDATE audit_entry SET seq = seq WHERE 1 = 0"))
     row = session.execute(select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)).first()
