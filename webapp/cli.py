@@ -149,35 +149,49 @@ def deliver(once: bool, database_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="print the machine-readable result")
-@click.option("--database", "database_url", default=None, help="run in this database instead of a fresh one")
-def simulate(scenario: str, as_json: bool, database_url: str | None) -> None:
-    """Run a case scenario (tests/scenarios/FORMAT.md). Exit 0 all held, 1 a mismatch, 2 invalid file."""
-    from .simulate import ScenarioError, load_scenario, run_scenario
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="print the machine-readable result (a list for several files)")
+@click.option("--database", "database_url", default=None,
+              help="run every scenario into this existing database, in one Panchayat, instead of a fresh one each")
+@click.option("--panchayat", "panchayat_code", default=None,
+              help="the Panchayat the cases are opened in (default SIM1; created when missing)")
+def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None, panchayat_code: str | None) -> None:
+    """Run case scenarios (tests/scenarios/FORMAT.md), each as its own case. Exit 0 all held,
+    1 a mismatch, 2 an invalid file (every file is read before any runs)."""
+    from .simulate import ScenarioError, load_scenario, run_scenarios
 
     logging.getLogger("rule130").setLevel(logging.WARNING)  # the timeline says what fired
+    parsed = []
+    for scenario in scenarios:
+        try:
+            parsed.append(load_scenario(scenario))
+        except ScenarioError as error:
+            click.echo(f"invalid scenario {scenario}: {error}", err=True)
+            sys.exit(2)
     try:
-        parsed = load_scenario(scenario)
+        outcomes = run_scenarios(parsed, database_url, panchayat_code)
     except ScenarioError as error:
-        click.echo(f"invalid scenario {scenario}: {error}", err=True)
+        click.echo(f"not run: {error}", err=True)
         sys.exit(2)
-    outcome = run_scenario(parsed, database_url)
     if as_json:
-        click.echo(json.dumps(outcome.result, indent=2, ensure_ascii=False))
-    else:
-        click.echo(f"scenario {parsed.name}")
-        for event in outcome.timeline:
-            note = f" — {event['message']}" if event.get("message") else ""
-            click.echo(f"  {event['at']}  {event['kind']:<12} {event['name']}  [{event['actor']}]{note}")
-        result = {k: v for k, v in outcome.result.items() if k != "timeline"}
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
-    for line in outcome.mismatches:
-        click.echo(f"MISMATCH {line}", err=True)
-    if outcome.mismatches:
+        results = [outcome.result for outcome in outcomes]
+        click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=2, ensure_ascii=False))
+    failed = False
+    for scenario, outcome in zip(parsed, outcomes):
+        if not as_json:
+            click.echo(f"scenario {scenario.name}: case {outcome.case_number}")
+            for event in outcome.timeline:
+                note = f" — {event['message']}" if event.get("message") else ""
+                click.echo(f"  {event['at']}  {event['kind']:<12} {event['name']}  [{event['actor']}]{note}")
+            result = {k: v for k, v in outcome.result.items() if k != "timeline"}
+            click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        for line in outcome.mismatches:
+            click.echo(f"MISMATCH {scenario.name}: {line}" if len(parsed) > 1 else f"MISMATCH {line}", err=True)
+        failed = failed or bool(outcome.mismatches)
+        if not as_json and not outcome.mismatches:
+            click.echo("all expectations held")
+    if failed:
         sys.exit(1)
-    if not as_json:
-        click.echo("all expectations held")
 
 
 @main.command()

@@ -25,7 +25,7 @@ from .errors import Refused, Rule130Error
 from .services.amounts import parse_amount
 from .services import alerts, cases, repository, tasks, timers, uow, users
 from .store import db
-from .store.models import Case, CaseEvent, User
+from .store.models import Case, CaseEvent, Panchayat, User
 from .tariff import SPECIES
 
 
@@ -243,43 +243,114 @@ class Result:
     result: dict[str, Any]
     mismatches: list[str]
     timeline: list[dict[str, Any]]
+    case_number: str = ""  # e.g. SIM1/2026/0001
 
 
 SIMULATOR_HASH = "pbkdf2:sha256:1000"  # throw-away users that never log in
 ROLE_USERS = {"pound_keeper": "sim-pound-keeper", "secretary": "sim-secretary", "sarpanch": "sim-sarpanch",
               "appellate_authority": "sim-appellate"}
+DEFAULT_PANCHAYAT = "SIM1"  # the simulator's Panchayat (Samiti SIMS1) when none is named
 
 
-def run_scenario(scenario: Scenario, database_url: str | None = None) -> Result:
-    """Run ``scenario`` on a fresh temporary SQLite database (or ``database_url``)."""
-    with tempfile.TemporaryDirectory(prefix="rule130-sim-") as tmp:
-        url = database_url or f"sqlite:///{Path(tmp) / 'simulation.db'}"
-        db.upgrade(url)
-        engine = db.make_engine(url)
-        try:
-            return _run(scenario, db.session_factory(engine))
-        finally:
-            engine.dispose()
+def run_scenario(scenario: Scenario, database_url: str | None = None, panchayat_code: str | None = None) -> Result:
+    """Run ``scenario`` on a fresh temporary SQLite database, or into the existing ``database_url``.
+
+    The case is opened in the Panchayat ``panchayat_code`` (default :data:`DEFAULT_PANCHAYAT`),
+    created with the scenario's time zone and settings when the database has none of that code.
+    Raises:
+        ScenarioError: the Panchayat exists with another time zone or settings than the scenario's.
+    """
+    return run_scenarios([scenario], database_url, panchayat_code)[0]
 
 
-def _run(scenario: Scenario, sessions) -> Result:
+def run_scenarios(scenarios: list[Scenario], database_url: str | None = None,
+                  panchayat_code: str | None = None) -> list[Result]:
+    """Run several scenarios, each as its own case, in the order given.
+
+    With ``database_url`` every scenario runs into that one database and the same Panchayat
+    (``panchayat_code``, default :data:`DEFAULT_PANCHAYAT`; its cases are numbered on from the
+    Panchayat's sequence), so the Panchayat's registers and statement cover them all
+    (webapp.services.registers). Without it, each runs on a fresh temporary database of its own.
+    Every scenario is checked against the Panchayat before any runs, so a misfit changes nothing.
+    Raises:
+        ScenarioError: a scenario's time zone or settings differ from the Panchayat's (the first
+            scenario's, when the Panchayat does not exist yet), or the code is not 1-16 letters/digits.
+    """
+    code = panchayat_code or DEFAULT_PANCHAYAT
+    if not (code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
+        raise ScenarioError(f"--panchayat: {code!r} is not a Panchayat code (1 to 16 letters or digits)")
+    if database_url is None:
+        results = []
+        for scenario in scenarios:
+            with tempfile.TemporaryDirectory(prefix="rule130-sim-") as tmp:
+                results.append(_run_in(f"sqlite:///{Path(tmp) / 'simulation.db'}", [scenario], code)[0])
+        return results
+    return _run_in(database_url, scenarios, code)
+
+
+def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
+    db.upgrade(url)
+    engine = db.make_engine(url)
+    try:
+        sessions = db.session_factory(engine)
+        with sessions() as session:
+            existing = session.scalar(select(Panchayat).where(Panchayat.code == code))
+            _check_fit(scenarios, existing, code)
+        return [_run(scenario, sessions, code) for scenario in scenarios]
+    finally:
+        engine.dispose()
+
+
+def _settings(scenario: Scenario) -> tuple[str, int, int]:
+    return (scenario.timezone, int(scenario.settings.get("appeal_period_days", 30)),
+            int(scenario.settings.get("return_period_days", 7)))
+
+
+def _check_fit(scenarios: list[Scenario], existing: Panchayat | None, code: str) -> None:
+    """Every scenario must fit the Panchayat its case is opened in (the settings are copied into the
+    case file when it starts: RULE130.md, "A Panchayat record")."""
+    if existing is not None:
+        wanted = (existing.timezone, existing.appeal_period_days, existing.return_period_days)
+        owner = f"the Panchayat {code}"
+    else:
+        wanted, owner = _settings(scenarios[0]), f"scenario {scenarios[0].name} (which creates {code})"
+    names = ("timezone", "settings.appeal_period_days", "settings.return_period_days")
+    for scenario in scenarios:
+        for name, have, want in zip(names, _settings(scenario), wanted):
+            if have != want:
+                raise ScenarioError(f"scenario {scenario.name}: {name} is {have}, but {owner} has {want}; "
+                                    "run it into another Panchayat (--panchayat CODE)")
+
+
+def _people(session, code: str, scenario: Scenario) -> dict[str, User]:
+    """The simulator's officers of Panchayat ``code`` (created, with the Panchayat, when missing)."""
+    panchayat = session.scalar(select(Panchayat).where(Panchayat.code == code))
+    if panchayat is None:
+        samiti = f"SIMS{code[3:]}" if code.startswith("SIM") and code[3:] else f"SIMS-{code}"
+        tz, appeal, returns = _settings(scenario)
+        panchayat = users.create_panchayat(session, code, f"Simulated Panchayat {code}", samiti, timezone=tz,
+                                           appeal_period_days=appeal)
+        panchayat.return_period_days = returns
+    people = {}
+    for role, name in ROLE_USERS.items():
+        username = f"{name}-{code}"
+        user = session.scalar(select(User).where(User.username == username))
+        if user is None:
+            user = users.create_user(session, username, "simulator-pass", role,
+                                     display_name=role.replace("_", " "),
+                                     panchayat_code=code if role != "appellate_authority" else None,
+                                     samiti_code=panchayat.samiti_code if role == "appellate_authority" else None,
+                                     password_method=SIMULATOR_HASH)
+        people[role] = user
+    return people
+
+
+def _run(scenario: Scenario, sessions, code: str) -> Result:
     virtual = clock.VirtualClock(scenario.case["impounded_at"])
     with clock.installed(virtual):
         with sessions() as session:
             repository.deploy_bundled(session, "simulator")
-            suffix = _unique_suffix(session)
-            code = f"SIM{suffix}"
-            panchayat = users.create_panchayat(session, code, f"Simulated Panchayat {suffix}", f"SIMS{suffix}",
-                                               timezone=scenario.timezone,
-                                               appeal_period_days=int(scenario.settings.get("appeal_period_days", 30)))
-            panchayat.return_period_days = int(scenario.settings.get("return_period_days", 7))
-            people = {}
-            for role, name in ROLE_USERS.items():
-                people[role] = users.create_user(session, f"{name}-{suffix}", "simulator-pass", role,
-                                                 display_name=role.replace("_", " "),
-                                                 panchayat_code=code if role != "appellate_authority" else None,
-                                                 samiti_code=f"SIMS{suffix}" if role == "appellate_authority" else None,
-                                                 password_method=SIMULATOR_HASH)
+            people = _people(session, code, scenario)
             session.commit()
         c = scenario.case
         case = uow.perform(sessions, "start_case", cases.start_case, people["pound_keeper"],
@@ -292,7 +363,7 @@ def _run(scenario: Scenario, sessions) -> Result:
             fire_until(sessions, case.id, virtual, step.at)
             virtual.set(step.at)
             try:
-                _perform(sessions, case.id, step, people, receivers, suffix)
+                _perform(sessions, case.id, step, people, receivers, code)
                 error = None
             except Rule130Error as refused:
                 error = refused
@@ -301,16 +372,11 @@ def _run(scenario: Scenario, sessions) -> Result:
         with sessions() as session:
             case = session.get(Case, case.id)
             result = _result(cases.summary(session, case))
+            number = case.case_number
             timeline = _timeline(session, case, scenario.timezone)
         result["timeline"] = timeline
         mismatches.extend(_compare(scenario.expect, result))
-        return Result(result, mismatches, timeline)
-
-
-def _unique_suffix(session) -> str:
-    from .store.models import Panchayat
-    count = len(list(session.scalars(select(Panchayat.id))))
-    return str(count + 1)
+        return Result(result, mismatches, timeline, number)
 
 
 def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
@@ -332,7 +398,7 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
 
 
 def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
-             suffix: str) -> None:
+             code: str) -> None:
     f = step.fields
     act = lambda role, element, data=None, **match: uow.perform(  # noqa: E731
         sessions, step.do, tasks.act, people[role], case_id, element, data or {}, case_id=case_id,
@@ -354,11 +420,14 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
         else:
             receiver = str(f["receiver"])
             if receiver not in receivers:
-                with sessions() as session:
-                    user = users.create_user(session, f"sim-receiver-{suffix}-{len(receivers) + 1}",
-                                             "simulator-pass", "receiving_officer", display_name=receiver,
-                                             password_method=SIMULATOR_HASH)
-                    session.commit()
+                with sessions() as session:  # one receiving officer per name, across scenarios too
+                    user = users.by_display_name(session, receiver, "receiving_officer")
+                    if user is None:
+                        count = len(session.scalars(select(User.id).where(User.role == "receiving_officer")).all())
+                        user = users.create_user(session, f"sim-receiver-{code}-{count + 1}",
+                                                 "simulator-pass", "receiving_officer", display_name=receiver,
+                                                 password_method=SIMULATOR_HASH)
+                        session.commit()
                 receivers[receiver] = user
             act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receiver})
     elif step.do == "record_remittance":
