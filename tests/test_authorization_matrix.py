@@ -109,6 +109,16 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /cases/<int:case_id>/animal-events": every(302, pound_keeper=(422, 404), secretary=(403, 404),
                                                      sarpanch=(403, 404), appellate_authority=(403, 404),
                                                      receiving_officer=(403, 404), administrator=(403, 404)),
+    # registers and statements: the Panchayat's own officers and administrators; another Panchayat's
+    # books are "not found"; the appellate authority and the receiving officer keep none (403 for any code)
+    "GET /registers": every(302, appellate_authority=403, receiving_officer=403),  # one Panchayat: to its page
+    "GET /registers/<code>": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED, administrator=SCOPED,
+                                   appellate_authority=403, receiving_officer=403),
+    "GET /registers/<code>/<register>": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
+                                              administrator=SCOPED, appellate_authority=403, receiving_officer=403),
+    "GET /registers/<code>/<register>.csv": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
+                                                  administrator=SCOPED, appellate_authority=403,
+                                                  receiving_officer=403),
     # diagrams
     "GET /processes/current": every(200, anonymous=302),
     "GET /processes/<int:version_id>/bpmn": every(200, anonymous=302),
@@ -245,6 +255,8 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "incident_id": lambda w, side: 999_999_999,  # no such incident (see EXPECTED)
     "process_id": lambda w, side: "rule130_case",
     "number": lambda w, side: 1,
+    "code": lambda w, side: "RMP" if side == "own" else "FAR",  # a Panchayat's registers
+    "register": lambda w, side: "statement",
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

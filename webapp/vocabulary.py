@@ -26,3 +26,5 @@ EVENTS = (N_("death"), N_("escape"), N_("refusal"), N_("notification"))
 SPECIES = (N_("cow"), N_("bullock"), N_("buffalo"), N_("camel"), N_("horse"), N_("goat"), N_("sheep"))
 DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("appeal period"), N_("transfer lock"),
              N_("return period"))
+DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_("delivered to objector"),
+             N_("kept by objector"), N_("died"), N_("escaped"), N_("in pound"))

@@ -28,3 +28,5 @@ def register(app: Flask) -> None:
     errors.register(app)
     from . import language
     app.register_blueprint(language.bp)
+    from . import registers
+    app.register_blueprint(registers.bp)
