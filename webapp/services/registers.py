@@ -23,8 +23,7 @@ from decimal import Decimal
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import case as sql_case
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from .. import casefile, clock, fees, legal_time
@@ -189,7 +188,7 @@ class StatementLine:
 class AccountStatement:
     """One account over the period: ``opening`` (all entries before the start), ``received`` and
     ``paid`` (the period's entries in and out), and ``closing`` (all entries before the end, summed
-    separately by the database): ``reconciles`` when opening + received - paid == closing."""
+    separately): ``reconciles`` when opening + received - paid == closing."""
 
     account: str
     opening: Decimal
@@ -216,12 +215,12 @@ class Statement:
 
 
 def _balance_before(session: Session, panchayat_id: int, account: str, instant: datetime) -> Decimal:
-    """In minus out of ``account`` over every entry of the Panchayat before ``instant`` (SQL sums)."""
-    signed = sql_case((LedgerEntry.to_account == account, LedgerEntry.amount), else_=-LedgerEntry.amount)
-    total = session.scalar(select(func.coalesce(func.sum(signed), 0))
+    """In minus out of ``account`` over every entry of the Panchayat before ``instant``: a query of
+    its own, summed in Decimal here (SQLite's SUM of NUMERIC would be a float)."""
+    rows = session.execute(select(LedgerEntry.to_account, LedgerEntry.amount)
                            .where(LedgerEntry.panchayat_id == panchayat_id, LedgerEntry.at < instant,
                                   or_(LedgerEntry.to_account == account, LedgerEntry.from_account == account)))
-    return Decimal(str(total)).quantize(Decimal("0.01"))
+    return sum((amount if to_account == account else -amount for to_account, amount in rows), ZERO)
 
 
 def _entries(session: Session, panchayat_id: int, period: Period, accounts: tuple[str, ...]) -> list[LedgerEntry]:
@@ -236,8 +235,8 @@ def statement(session: Session, panchayat: Panchayat, period: Period,
               accounts: tuple[str, ...] = ACCOUNTS) -> Statement:
     """The Panchayat's accounts over ``period``: per account the opening balance, every entry of
     the period in posting order with its counterparty and running balance, the totals in and out,
-    and the closing balance (summed by the database from all entries before the period's end, so
-    :attr:`Statement.reconciles` is a real check, not an identity).
+    and the closing balance (summed by a query of its own over all entries before the period's end,
+    so :attr:`Statement.reconciles` is a real check, not an identity).
 
     For the suspense account the statement also lists what each case still holds at the end
     (``held``: case numbers with a non-zero balance), which adds up to the closing balance.
