@@ -53,17 +53,13 @@ def six(database_url, sessions):
     return result
 
 
-def test_six_scenarios_run_into_one_database_as_six_cases_of_one_panchayat(six, sessions):
+def test_six_scenarios_in_one_database_are_six_cases_whose_statement_reconciles_to_the_paisa(six, sessions):
+    assert six.output.count("all expectations held") == 6
+    closing = expected_closing()
     with sessions() as session:
         rows = session.execute(select(Case.case_number, Panchayat.code)
                                .join(Panchayat, Panchayat.id == Case.panchayat_id).order_by(Case.id)).all()
-    assert [tuple(r) for r in rows] == [(f"SIM1/2026/{n:04d}", "SIM1") for n in range(1, 7)]
-    assert six.output.count("all expectations held") == 6
-
-
-def test_the_statement_of_the_six_scenarios_reconciles_to_the_paisa(six, sessions):
-    closing = expected_closing()
-    with sessions() as session:
+        assert [tuple(r) for r in rows] == [(f"SIM1/2026/{n:04d}", "SIM1") for n in range(1, 7)]
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
         period = whole_period(panchayat)
         statement = registers.statement(session, panchayat, period)
@@ -106,7 +102,7 @@ def test_two_consecutive_periods_chain_closing_to_opening(six, sessions):
     assert first.held == [("SIM1/2026/0002", Decimal("21000.00"))]
 
 
-def test_the_pound_register_lists_every_animal_with_its_disposal(six, sessions):
+def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
     with sessions() as session:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
         rows = registers.pound_register(session, panchayat, whole_period(panchayat))
@@ -123,9 +119,6 @@ def test_the_pound_register_lists_every_animal_with_its_disposal(six, sessions):
     assert disposals["SIM1/2026/0002"][0] == disposals["SIM1/2026/0005"][0] == "delivered_to_objector"
     assert disposals["SIM1/2026/0003"][0] == "sold_by_receiver"
     assert rows[0].tag == "RJ-1001" and rows[0].fine == Decimal("500.00")
-
-
-def test_receipts_and_charges_of_the_six_cases(six, sessions):
     with sessions() as session:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
         period = whole_period(panchayat)
@@ -237,41 +230,46 @@ def test_csv_cells_that_look_like_formulas_are_quoted():
     assert registers._cell(Decimal("1E+3"), "Asia/Kolkata") == "1000.00"
 
 
-@pytest.mark.parametrize("query,message", [
+BAD_PERIODS = [
     ("from=2026-13-01", "from: 2026-13-01 is not a date"),
     ("from=2026-05-01&to=2026-04-01", "is after the last day"),
     ("from=1990-01-01&to=2026-01-01", "a period of at most 3660 days"),
-])
-def test_a_bad_period_is_refused_on_the_page_and_in_csv(two_panchayats, query, message):
+]
+
+
+def test_a_bad_period_is_refused_on_the_page_and_in_csv(two_panchayats):
     client = sign_in(two_panchayats, "sec")
-    page = client.get(f"/registers/RMP/receipts?{query}")
-    assert page.status_code == 422
-    assert message in page.get_data(as_text=True)
-    assert 'id="receipts"' not in page.get_data(as_text=True)
-    as_csv = client.get(f"/registers/RMP/receipts.csv?{query}")
-    assert as_csv.status_code == 422 and message in as_csv.get_data(as_text=True)
+    for query, message in BAD_PERIODS:
+        page = client.get(f"/registers/RMP/receipts?{query}")
+        assert page.status_code == 422, query
+        assert message in page.get_data(as_text=True)
+        assert 'id="receipts"' not in page.get_data(as_text=True)
+        as_csv = client.get(f"/registers/RMP/receipts.csv?{query}")
+        assert as_csv.status_code == 422 and message in as_csv.get_data(as_text=True)
 
 
 NAMES = ("pound", "receipts", "charges", "suspense", "statement")
 
 
-@pytest.mark.parametrize("username,allowed", [
-    ("pk", {"RMP"}), ("sec", {"RMP"}), ("sar", {"RMP"}), ("sec-khr", {"KHR"}), ("pk-far", {"FAR"}),
-    ("admin-rmp", {"RMP"}), ("admin-sam1", {"RMP", "KHR"}), ("admin", {"RMP", "KHR", "FAR"}),
-])
-def test_registers_of_a_panchayat_outside_the_scope_answer_404(two_panchayats, username, allowed):
-    client = sign_in(two_panchayats, username)
-    for code in ("RMP", "KHR", "FAR", "NOPE"):
-        want = 200 if code in allowed else 404
-        for path in [f"/registers/{code}"] + [f"/registers/{code}/{n}{ext}" for n in NAMES for ext in ("", ".csv")]:
-            assert client.get(f"{path}?{YEAR}").status_code == want, (username, path)
-    listing = client.get("/registers")
-    if len(allowed) == 1:
-        assert listing.status_code == 302 and listing.headers["Location"].endswith(f"/registers/{next(iter(allowed))}")
-    else:
-        text = listing.get_data(as_text=True)
-        assert listing.status_code == 200
-        assert {code for code in ("RMP", "KHR", "FAR") if f'href="/registers/{code}"' in text} == allowed
+SCOPES = {"pk": {"RMP"}, "sec": {"RMP"}, "sar": {"RMP"}, "sec-khr": {"KHR"}, "pk-far": {"FAR"},
+          "admin-rmp": {"RMP"}, "admin-sam1": {"RMP", "KHR"}, "admin": {"RMP", "KHR", "FAR"}}
+
+
+def test_registers_of_a_panchayat_outside_the_scope_answer_404(two_panchayats):
+    for username, allowed in SCOPES.items():
+        client = sign_in(two_panchayats, username)
+        for code in ("RMP", "KHR", "FAR", "NOPE"):
+            want = 200 if code in allowed else 404
+            for path in [f"/registers/{code}"] + [f"/registers/{code}/{n}{ext}" for n in NAMES for ext in ("", ".csv")]:
+                assert client.get(f"{path}?{YEAR}").status_code == want, (username, path)
+        listing = client.get("/registers")
+        if len(allowed) == 1:
+            assert listing.status_code == 302, username
+            assert listing.headers["Location"].endswith(f"/registers/{next(iter(allowed))}")
+        else:
+            text = listing.get_data(as_text=True)
+            assert listing.status_code == 200
+            assert {code for code in ("RMP", "KHR", "FAR") if f'href="/registers/{code}"' in text} == allowed
 
 
 def test_a_samiti_administrator_sees_only_its_panchayats_money(two_panchayats):
@@ -281,16 +279,13 @@ def test_a_samiti_administrator_sees_only_its_panchayats_money(two_panchayats):
     assert 'id="receipts-total">₹900.00<' in kheri  # s6: the owner paid fine and feeding
 
 
-@pytest.mark.parametrize("username", ["app", "recv"])
-def test_roles_that_keep_no_registers_are_refused_with_403(two_panchayats, username):
-    client = sign_in(two_panchayats, username)
-    assert client.get("/registers").status_code == 403
-    for code in ("RMP", "FAR", "NOPE"):  # the same answer whatever the code: nothing about codes leaks
-        assert client.get(f"/registers/{code}/statement").status_code == 403
-        assert client.get(f"/registers/{code}/statement.csv").status_code == 403
-
-
-def test_an_unknown_register_is_404(two_panchayats):
+def test_roles_that_keep_no_registers_are_refused_with_403_and_an_unknown_register_is_404(two_panchayats):
+    for username in ("app", "recv"):
+        client = sign_in(two_panchayats, username)
+        assert client.get("/registers").status_code == 403
+        for code in ("RMP", "FAR", "NOPE"):  # the same answer whatever the code: nothing about codes leaks
+            assert client.get(f"/registers/{code}/statement").status_code == 403
+            assert client.get(f"/registers/{code}/statement.csv").status_code == 403
     client = sign_in(two_panchayats, "sec")
     assert client.get("/registers/RMP/ledger").status_code == 404
     assert client.get("/registers/RMP/ledger.csv").status_code == 404
