@@ -214,13 +214,23 @@ class Statement:
         return all(account.reconciles for account in self.accounts)
 
 
-def _balance_before(session: Session, panchayat_id: int, account: str, instant: datetime) -> Decimal:
-    """In minus out of ``account`` over every entry of the Panchayat before ``instant``: a query of
-    its own, summed in Decimal here (SQLite's SUM of NUMERIC would be a float)."""
-    rows = session.execute(select(LedgerEntry.to_account, LedgerEntry.amount)
-                           .where(LedgerEntry.panchayat_id == panchayat_id, LedgerEntry.at < instant,
-                                  or_(LedgerEntry.to_account == account, LedgerEntry.from_account == account)))
-    return sum((amount if to_account == account else -amount for to_account, amount in rows), ZERO)
+def _balances(session: Session, panchayat_id: int, accounts: tuple[str, ...], start: datetime,
+              end: datetime) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """In minus out of each account over every entry of the Panchayat before ``start`` (opening)
+    and before ``end`` (closing): one query of its own, apart from the period's lines, summed in
+    Decimal here (SQLite's SUM of NUMERIC would be a float)."""
+    opening = {account: ZERO for account in accounts}
+    closing = dict(opening)
+    rows = session.execute(select(LedgerEntry.at, LedgerEntry.from_account, LedgerEntry.to_account, LedgerEntry.amount)
+                           .where(LedgerEntry.panchayat_id == panchayat_id, LedgerEntry.at < end,
+                                  or_(LedgerEntry.to_account.in_(accounts), LedgerEntry.from_account.in_(accounts))))
+    for at, from_account, to_account, amount in rows:
+        for account, signed in ((to_account, amount), (from_account, -amount)):
+            if account in closing:
+                closing[account] += signed
+                if at < start:
+                    opening[account] += signed
+    return opening, closing
 
 
 def _entries(session: Session, panchayat_id: int, period: Period, accounts: tuple[str, ...]) -> list[LedgerEntry]:
@@ -243,9 +253,10 @@ def statement(session: Session, panchayat: Panchayat, period: Period,
     """
     rows = _entries(session, panchayat.id, period, accounts)
     files = _files(session, (e.case_id for e in rows))
+    openings, closings = _balances(session, panchayat.id, accounts, period.start, period.end)
     result = []
     for account in accounts:
-        opening = _balance_before(session, panchayat.id, account, period.start)
+        opening = openings[account]
         balance, received, paid, lines = opening, ZERO, ZERO, []
         for entry in rows:
             if account not in (entry.to_account, entry.from_account):
@@ -261,8 +272,7 @@ def statement(session: Session, panchayat: Panchayat, period: Period,
             number, cf = files[entry.case_id]
             lines.append(StatementLine(entry, number, "in" if incoming else "out", other,
                                        party_name(cf, other, entry.kind), balance))
-        result.append(AccountStatement(account, opening, received, paid,
-                                       _balance_before(session, panchayat.id, account, period.end), lines))
+        result.append(AccountStatement(account, opening, received, paid, closings[account], lines))
     held: list[tuple[str, Decimal]] = []
     if "suspense" in accounts:
         held = held_in_suspense(session, panchayat, period.end)
