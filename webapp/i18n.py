@@ -231,7 +231,7 @@ def init_app(app: Any) -> None:
     Babel(app, locale_selector=select_language)
     app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=localize,
                                listing=format_listing, translate=translate,
-                               datum=format_datum)
+                               datum=format_datum, clause=format_clause, memo=retranslate)
     app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
                                   return_path=return_path)
 
@@ -306,7 +306,9 @@ def localize(text: Any, tz: str | None = None, language: str | None = None) -> s
     if isinstance(text, Message):
         from flask import has_request_context
         template = text.template
-        if has_request_context():
+        if language is not None:  # a named reader (e-mails, documents, the CLI): that catalogue
+            template = translations_for(language).gettext(template)
+        elif has_request_context():
             from flask_babel import gettext
             template = gettext(template)
         params = {k: (format_day(v, language) if isinstance(v, date) and not isinstance(v, datetime)
@@ -320,10 +322,18 @@ def localize(text: Any, tz: str | None = None, language: str | None = None) -> s
     return days_in_text(text, language)
 
 
-def message_list(items: list[Any]) -> Message:
-    """Several messages (or texts) joined by commas, each translated where it is shown."""
-    template = ", ".join(f"%(i{n})s" for n in range(len(items)))
-    return Message(template, **{f"i{n}": item for n, item in enumerate(items)})
+OR = N_("or")  # the joiner of alternatives: message_list(items, M_(OR))
+
+
+def message_list(items: list[Any], joiner: Message | str = ", ") -> Message:
+    """Several messages (or texts) joined by ``joiner``: a text such as ``", "`` or ``"; "``, or a
+    message such as ``M_("or")`` (put between spaces and translated), each translated where shown."""
+    params: dict[str, Any] = {f"i{n}": item for n, item in enumerate(items)}
+    if isinstance(joiner, Message):
+        params["joiner"], glue = joiner, " %(joiner)s "
+    else:
+        glue = joiner.replace("%", "%%")
+    return Message(glue.join(f"%(i{n})s" for n in range(len(items))), **params)
 
 
 # -- texts for one person outside a request (notifications, e-mails, documents) ------------------
@@ -348,7 +358,7 @@ def translations_for(language: str | None) -> Any:
     return _catalogues[code]
 
 
-TRANSLATED_PARAMS = ("period", "role", "task", "consequence")  # catalogue texts, not names of people
+TRANSLATED_PARAMS = ("period", "role", "task", "consequence", "element")  # catalogue texts, not names of people
 
 
 def render_for(language: str | None, template: str, **params: Any) -> str:
@@ -373,3 +383,57 @@ def render_for(language: str | None, template: str, **params: Any) -> str:
     except (KeyError, IndexError, ValueError):
         log.warning("the %s translation of %r does not fit its parameters", language, template)
         return english
+
+
+# -- texts stored in English by the handlers, shown in the reader's language ---------------------
+
+# Ledger memos written by the handlers (handlers/*.py): each shown through its catalogue entry.
+MEMOS = (N_("auction money from %(name)s"), N_("remitted by %(name)s"), N_("security from %(name)s"),
+         N_("fine and feeding paid by %(name)s"), N_("auction money repaid to %(name)s"),
+         N_("remittance less fine and feeding"), N_("buyer's feeding to %(name)s"))
+# The words of the clause references (``Rule 130(b) proviso (reading)``): translated word by word.
+CLAUSE_WORDS = (N_("Rule"), N_("proviso"), N_("Note"), N_("Explanation"), N_("heading"), N_("opening words"),
+                N_("reading"), N_("with"), N_("and its"), N_("and"), N_("day"), N_("(a)"), N_("(b)"), N_("(c)"),
+                N_("(d)"), N_("(e)"))
+# Whole clause texts that are sentences, not references.
+CLAUSE_TEXTS = (N_("reading: no animals left before the notice"), N_("reading: officers are told of work and outcomes"),
+                N_("reading: release within the 3-day window"), N_("reading: release"), N_("test only"))
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"%\((\w+)\)s", template)
+    regex = "".join(re.escape(part) if n % 2 == 0 else f"(?P<{part}>.+?)" for n, part in enumerate(parts))
+    return re.compile(f"^{regex}$")
+
+
+def retranslate(text: Any, templates: tuple[str, ...] = MEMOS, language: str | None = None) -> str:
+    """An English text the handlers stored (a ledger memo) in the reader's language: the catalogue
+    entry among ``templates`` it was made from, with its values (names) kept; else the text as it is."""
+    text = str(text or "")
+    catalogue = _catalogue(language)
+    for template in templates:
+        match = _pattern(template).match(text)
+        if match:
+            try:
+                return catalogue.gettext(template) % match.groupdict()
+            except (KeyError, ValueError, TypeError):
+                return text
+    return text
+
+
+def format_clause(text: Any, language: str | None = None) -> str:
+    """A clause reference (``Rule 130(a) with Rule 2 (day)``) in the reader's language, word by
+    word through the catalogue (:data:`CLAUSE_WORDS`); a reading sentence through its own entry."""
+    text = str(text or "")
+    catalogue = _catalogue(language)
+    whole = catalogue.gettext(text) if text else text
+    if whole != text or not text:
+        return whole
+    words = sorted(CLAUSE_WORDS, key=len, reverse=True)
+    pattern = re.compile("|".join(r"(?<![A-Za-z])" + re.escape(w) + r"(?![A-Za-z])" for w in words))
+    return pattern.sub(lambda m: catalogue.gettext(m.group(0)), text)
+
+
+def _catalogue(language: str | None) -> Any:
+    """The catalogue of ``language``, or of the current request's language."""
+    return translations_for(language or current_language())

@@ -40,10 +40,12 @@ def extract_json_schema(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
         yield 1, "gettext", text, ["JSON Schema form"]
 
 
-# Elements whose names officers read (task lists, the case history, the diagram's legend); gateways,
-# flows, lanes (roles: webapp.vocabulary) and messages are not shown as text.
+# Elements whose names officers read (task lists, the case history, the case page's "active now" and
+# "waiting for", the diagram's legend); flows, lanes (roles: webapp.vocabulary) and messages are not
+# shown as text.
 SHOWN_ELEMENTS = ("userTask", "serviceTask", "scriptTask", "task", "callActivity", "startEvent", "endEvent",
-                  "boundaryEvent", "intermediateCatchEvent", "intermediateThrowEvent")
+                  "boundaryEvent", "intermediateCatchEvent", "intermediateThrowEvent", "subProcess", "transaction",
+                  "parallelGateway", "eventBasedGateway", "exclusiveGateway", "inclusiveGateway")
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 
 

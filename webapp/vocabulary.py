@@ -28,3 +28,32 @@ DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("ap
              N_("return period"))
 DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_("delivered to objector"),
              N_("kept by objector"), N_("died"), N_("escaped"), N_("in pound"))
+DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"), N_("webhook"), N_("inbox"))
+EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),
+                       N_("Incident retried: case released"), N_("Incident skipped: case released"))
+TASK_STATUSES = (N_("ready"), N_("overdue"), N_("mine"), N_("unclaimed"), N_("completed"), N_("cancelled"))
+INCIDENTS = (N_("open"), N_("retried"), N_("skipped"), N_("handler error"), N_("script refused"),
+             N_("timer expression"), N_("ledger invariant"))
+ACTIONS = (N_("fire timers"), N_("complete task"), N_("start case"), N_("claim task"), N_("release task"),
+           N_("reassign task"), N_("file objection"), N_("file appeal"), N_("record animal event"),
+           N_("record death"), N_("record escape"), N_("publish notice"), N_("bid"), N_("deadline reminders"),
+           N_("move case"), N_("retry incident"), N_("skip incident"), N_("deploy"), N_("redeploy"), N_("move"),
+           N_("migration"))
+NOTIFICATIONS = (N_("report raised"), N_("auction unsold"), N_("cattle dispatched"), N_("outcome final"),
+                 N_("feeding charges due"), N_("case closed"), N_("incident opened"), N_("objection filed"),
+                 N_("appeal filed"), N_("task ready"), N_("deadline near"), N_("period ended"), N_("task overdue"),
+                 N_("task escalated"))
+# the names of the data recorded in the case history (form fields and facts of the handlers)
+DATA = (N_("animals"), N_("animal"), N_("bidder"), N_("amount"), N_("appellant"), N_("decision"), N_("choice"),
+        N_("receiver"), N_("receiver user id"), N_("objection period days"), N_("recipients"), N_("objector"),
+        N_("owner"), N_("proceeds"), N_("expenses"), N_("security"), N_("days"), N_("kind"), N_("tag"),
+        N_("message"), N_("incident"), N_("action"), N_("reason"), N_("task"), N_("to"), N_("from"), N_("note"),
+        N_("buyer"), N_("against"), N_("filed on"), N_("last day"), N_("period"), N_("round"), N_("position"),
+        N_("species"), N_("description"), N_("element"), N_("version from"), N_("version to"), N_("due"),
+        N_("days left"), N_("consequence"), N_("send to"), N_("full price"), N_("impounded at"),
+        N_("place seized"), N_("place impounded"), N_("nearest village"), N_("lateness seconds"), N_("who"),
+        N_("name"), N_("role"), N_("state"), N_("number"))
+# what the diff of two process versions names as changed (webapp.services.versions)
+DIFF_FIELDS = (N_("type"), N_("process"), N_("name"), N_("documentation"), N_("lane"), N_("timer"), N_("condition"),
+               N_("form"), N_("operator"), N_("script"), N_("flow"), N_("default"), N_("attached to"),
+               N_("called process"), N_("message"))

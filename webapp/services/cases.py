@@ -20,7 +20,7 @@ from .. import casefile, clock, fees, legal_time, logs
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
 from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
-from ..i18n import M_
+from ..i18n import OR, M_, message_list
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
 from . import alerts, ledger, notifications, repository, uow, users
@@ -199,20 +199,21 @@ def visible_cases(session: Session, user: User, *, status: str | None = None, li
 
 def _require_role(user: User, *roles: str) -> None:
     if user.role not in roles:
-        raise NotPermitted(f"only the {' or '.join(r.replace('_', ' ') for r in roles)} may do this; "
-                           f"you are signed in as {user.role.replace('_', ' ')}")
+        raise NotPermitted(M_("only the %(roles)s may do this; you are signed in as %(role)s",
+                              roles=message_list([M_(r.replace("_", " ")) for r in roles], M_(OR)),
+                              role=M_(user.role.replace("_", " "))))
 
 
 # -- starting a case ----------------------------------------------------------------------------
 
 def _text(value: Any, label: str, field: str) -> str:
     if value is not None and not isinstance(value, str):
-        raise Refused(f"{label} must be text", {field: "not text"})
+        raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
     text = (value or "").strip()
     if not text:
-        raise Refused(f"{label} is required", {field: "this field is required"})
+        raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
     if len(text) > 200:
-        raise Refused(f"{label} is longer than 200 characters", {field: "too long"})
+        raise Refused(M_("%(label)s is longer than 200 characters", label=label), {field: M_("too long")})
     return text
 
 
@@ -235,32 +236,33 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     try:
         when = legal_time.parse_instant(impounded_at)
     except (ValueError, TypeError):
-        raise Refused("the time of impoundment must be a valid date and time (in the API with its UTC offset, "
-                      "e.g. 2026-01-05T10:00:00+05:30)", {"impounded_at": "not a date and time"}) from None
+        raise Refused(M_("the time of impoundment must be a valid date and time (in the API with its UTC offset, "
+                      "e.g. 2026-01-05T10:00:00+05:30)"), {"impounded_at": M_("not a date and time")}) from None
     if when > clock.now():
-        raise Refused("the time of impoundment cannot be in the future", {"impounded_at": "in the future"})
+        raise Refused(M_("the time of impoundment cannot be in the future"), {"impounded_at": M_("in the future")})
     if when < clock.now() - timedelta(days=MAX_AGE_DAYS):
-        raise Refused(f"the time of impoundment is more than {MAX_AGE_DAYS} days ago; check the date",
-                      {"impounded_at": "too long ago"})
+        raise Refused(M_("the time of impoundment is more than %(days)s days ago; check the date", days=MAX_AGE_DAYS),
+                      {"impounded_at": M_("too long ago")})
     tariff = tariff or DEFAULT_TARIFF
     if not animals:
-        raise Refused("record at least one animal", {"animals": "no animals"})
+        raise Refused(M_("record at least one animal"), {"animals": M_("no animals")})
     if not isinstance(animals, list):
-        raise Refused("the animals must be a list", {"animals": "not a list"})
+        raise Refused(M_("the animals must be a list"), {"animals": M_("not a list")})
     if len(animals) > 500:
-        raise Refused("a case holds at most 500 animals", {"animals": "too many"})
+        raise Refused(M_("a case holds at most 500 animals"), {"animals": M_("too many")})
     records: list[Animal] = []
     tags: set[str] = set()
     for position, raw in enumerate(animals, start=1):
         if not isinstance(raw, dict):
-            raise Refused(f"animal {position}: give species, description and tag", {"animals": f"animal {position}"})
+            raise Refused(M_("animal %(position)s: give species, description and tag", position=position), {"animals": M_("animal %(position)s", position=position)})
         species = str(raw.get("species") or "").strip().lower()
         if species not in tariff:
-            raise Refused(f"animal {position}: unknown species {species or '(none)'}; known: {', '.join(tariff)}",
-                          {"animals": f"animal {position}: unknown species"})
+            raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
+                             species=species or "—", known=message_list([M_(s) for s in tariff])),
+                          {"animals": M_("animal %(position)s: unknown species", position=position)})
         tag = str(raw.get("tag") or "").strip() or None
         if tag and tag in tags:
-            raise Refused(f"animal {position}: the tag {tag} is given twice", {"animals": "duplicate tag"})
+            raise Refused(M_("animal %(position)s: the tag %(tag)s is given twice", position=position, tag=tag), {"animals": M_("duplicate tag")})
         if tag:
             tags.add(tag)
         records.append(Animal(position=position, species=species,
@@ -397,15 +399,16 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "pound_keeper")
     if kind not in ("death", "escape"):
-        raise Refused(f"unknown animal event {kind!r}; use death or escape")
+        raise Refused(M_("unknown animal event %(kind)s; use death or escape", kind=repr(kind)))
     run = _open_run(session, user, case_id)
     cf = run.cf
     today = legal_time.local_day(clock.now(), cf.timezone)
     animal = next((a for a in cf.animals if (tag and a.tag == tag) or (position and a.position == position)), None)
     if animal is None:
         which = tag or position
-        raise Refused(f"no animal {which} in case {cf.case_number}" if which else "say which animal (its tag or number)",
-                      {"animal": "unknown animal"})
+        raise Refused(M_("no animal %(which)s in case %(case)s", which=which, case=cf.case_number) if which
+                      else M_("say which animal (its tag or number)"),
+                      {"animal": M_("unknown animal")})
     if animal.gone_on() is not None:
         raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()))
     if cf.sale or cf.dispatch or cf.release or (cf.interim and not cf.interim.returned_on):

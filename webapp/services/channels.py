@@ -24,6 +24,7 @@ from email.utils import formatdate
 from typing import Any, Mapping
 
 from ..errors import Refused
+from ..i18n import M_
 
 SECURITY_MODES = ("none", "starttls", "ssl")
 SIGNATURE_HEADER = "X-Rule130-Signature"
@@ -120,7 +121,7 @@ def check_email(address: str) -> str:
     """
     address = (address or "").strip()
     if not address or len(address) > 254 or not _EMAIL.match(address):
-        raise Refused("give one e-mail address of the form name@example.org", {"email_address": "not an e-mail address"})
+        raise Refused(M_("give one e-mail address of the form name@example.org"), {"email_address": M_("not an e-mail address")})
     return address
 
 
@@ -134,8 +135,8 @@ def check_url(url: str) -> str:
     url = (url or "").strip()
     parts = urlsplit(url) if len(url) <= 500 else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise Refused("the webhook address must be an http:// or https:// URL of at most 500 characters",
-                      {"webhook_url": "not an http(s) URL"})
+        raise Refused(M_("the webhook address must be an http:// or https:// URL of at most 500 characters"),
+                      {"webhook_url": M_("not an http(s) URL")})
     return url
 
 

@@ -28,6 +28,7 @@ import handlers
 from .. import clock
 from ..engine.parser import MAX_FORM_BYTES, Problem, diagnose, problems_of, read_xml, refusal
 from ..errors import Conflict, InvalidDiagram, NotFound, NotPermitted, Rule130Error
+from ..i18n import M_
 from ..store.models import ProcessDraft, ProcessVersion, User
 from . import repository
 
@@ -35,7 +36,7 @@ T = TypeVar("T")
 
 FORM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,98}\.json$")
 MAX_FORMS = 100
-DRAFT_CHANGED = ("another administrator saved this draft after you opened it; nothing of yours was saved. "
+DRAFT_CHANGED = M_("another administrator saved this draft after you opened it; nothing of yours was saved. "
                  "Reload the page to see their changes, then edit again.")
 
 
@@ -60,10 +61,10 @@ def require_process_admin(user: User | None) -> User:
         NotPermitted: any other user, including an administrator scoped to one Panchayat or Samiti (403).
     """
     if user is None or user.role != "administrator":
-        raise NotPermitted("only an administrator may edit, validate or deploy process diagrams")
+        raise NotPermitted(M_("only an administrator may edit, validate or deploy process diagrams"))
     if user.panchayat_id is not None or user.samiti_code is not None:
-        raise NotPermitted("only an installation-wide administrator may change process diagrams: a process "
-                           "version runs in every Panchayat")
+        raise NotPermitted(M_("only an installation-wide administrator may change process diagrams: a process "
+                           "version runs in every Panchayat"))
     return user
 
 
@@ -76,13 +77,13 @@ def read_submission(bpmn: Any, forms: Any) -> Submission:
     if isinstance(bpmn, str):
         bpmn = bpmn.encode("utf-8")
     if not isinstance(bpmn, bytes) or not bpmn.strip():
-        raise InvalidDiagram("send the diagram: a BPMN 2.0 XML file (field 'bpmn')")
+        raise InvalidDiagram(M_("send the diagram: a BPMN 2.0 XML file (field 'bpmn')"))
     if forms is None:
         forms = {}
     if not isinstance(forms, dict):
-        raise InvalidDiagram("forms must be a mapping of file names to JSON Schema forms")
+        raise InvalidDiagram(M_("forms must be a mapping of file names to JSON Schema forms"))
     if len(forms) > MAX_FORMS:
-        raise InvalidDiagram(f"{len(forms)} forms sent; at most {MAX_FORMS} are accepted")
+        raise InvalidDiagram(M_("%(forms)s forms sent; at most %(MAX_FORMS)s are accepted", forms=len(forms), MAX_FORMS=MAX_FORMS))
     parsed: dict[str, dict] = {}
     texts: dict[str, str] = {}
     problems: list[Problem] = []
@@ -201,15 +202,15 @@ def save_draft(session: Session, user: User, process_id: str, submission: Submis
     try:
         read_xml(submission.bpmn_xml)
     except InvalidDiagram as error:
-        raise refusal(f"the draft was not saved: {error.message}", problems_of(error)) from None
+        raise refusal(M_("the draft was not saved: %(error)s", error=error.message), problems_of(error)) from None
     unreadable = [p for p in submission.problems]
     if unreadable:
-        raise refusal("the draft was not saved: a form cannot be read", unreadable)
+        raise refusal(M_("the draft was not saved: a form cannot be read"), unreadable)
     draft = get_draft(session, process_id)
     if (draft.revision if draft is not None else None) != revision:
         raise Conflict(DRAFT_CHANGED if draft is not None or revision is None else
-                       "this draft was deployed or discarded by another administrator after you opened it; "
-                       "nothing of yours was saved. Reload the page to start from the current version.")
+                       M_("this draft was deployed or discarded by another administrator after you opened it; "
+                          "nothing of yours was saved. Reload the page to start from the current version."))
     if draft is None:
         draft = ProcessDraft(process_id=process_id, base_version_id=version.id)
         session.add(draft)
@@ -231,7 +232,7 @@ def discard_draft(session: Session, user: User, process_id: str, revision: int |
     require_process_admin(user)
     draft = get_draft(session, process_id)
     if draft is None:
-        raise NotFound(f"there is no draft of {process_id}")
+        raise NotFound(M_("there is no draft of %(process_id)s", process_id=process_id))
     if draft.revision != revision:
         raise Conflict(DRAFT_CHANGED)
     session.delete(draft)
@@ -253,14 +254,13 @@ def deploy_draft(session: Session, user: User, process_id: str, revision: int | 
     version = current_version(session, process_id)
     draft = get_draft(session, process_id)
     if draft is None:
-        raise Conflict(f"there is no saved draft of {process_id} to deploy; it may have been deployed by another "
-                       f"administrator (the current version is {version.version}, deployed by "
-                       f"{version.deployed_by}). Reload the page.")
+        raise Conflict(M_("there is no saved draft of %(process_id)s to deploy; it may have been deployed by another administrator (the current version is %(version)s, deployed by %(deployed_by)s). Reload the page.", process_id=process_id, version=version.version, deployed_by=version.deployed_by))
     if draft.revision != revision:
         raise Conflict(DRAFT_CHANGED)
     submission = read_submission(draft.bpmn_xml, json.loads(draft.forms_json))
     if submission.problems:
-        raise refusal(f"{len(submission.problems)} problem(s) stop this diagram from running", submission.problems)
+        raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(submission.problems)),
+                      submission.problems)
     deployed, created = deploy(session, user, process_id, submission, note)
     session.delete(draft)
     session.flush()
@@ -277,11 +277,11 @@ def deploy(session: Session, user: User, process_id: str, submission: Submission
     require_process_admin(user)
     if submission.problems:
         deployable, problems = check(submission, process_id)
-        raise refusal(f"{len([p for p in problems if p.severity == 'error'])} problem(s) stop this diagram "
-                      "from running", [p for p in problems if p.severity == "error"])
+        errors = [p for p in problems if p.severity == "error"]
+        raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(errors)), errors)
     note = (note or "").strip()
     if len(note) > 2000:
-        raise InvalidDiagram("the note is longer than 2000 characters")
+        raise InvalidDiagram(M_("the note is longer than 2000 characters"))
     return repository.deploy(session, submission.bpmn_xml, submission.forms, user.username, note, process_id)
 
 
@@ -298,9 +298,9 @@ def perform(sessions: sessionmaker[Session], fn: Callable[..., T], *args: Any, *
             return result
         except (StaleDataError, IntegrityError):
             session.rollback()
-            error: Rule130Error = Conflict("another administrator saved or deployed this process at the same "
+            error: Rule130Error = Conflict(M_("another administrator saved or deployed this process at the same "
                                            "moment; nothing of yours was saved or deployed. Reload the page "
-                                           "to see the current version and draft.")
+                                           "to see the current version and draft."))
         except Rule130Error as refused:
             session.rollback()
             error = refused

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
 from ..errors import CaseHeld, NotFound, NotPermitted, Refused, TaskFailed
+from ..i18n import M_, N_
 from ..store.models import Case, CaseEvent, Incident, Panchayat, User
 from . import notifications, uow, users
 
@@ -42,9 +43,10 @@ def _snapshot(failure: TaskFailed) -> str:
 
 def held_message(case_number: str, incident: Incident) -> str:
     """What officers read about a held case, in plain words."""
-    where = incident.element_name or incident.element_id or "a step of the process"
-    return (f"case {case_number} is held: “{where}” failed ({incident.message}). An administrator has been told "
-            f"and must retry or skip it (incident {incident.id}); nothing can be done in this case until then.")
+    where = M_(incident.element_name) if incident.element_name else incident.element_id or M_("a step of the process")
+    return M_("case %(case)s is held: “%(where)s” failed (%(error)s). An administrator has been told and must retry or "
+              "skip it (incident %(id)s); nothing can be done in this case until then.", case=case_number, where=where,
+              error=incident.message, id=incident.id)
 
 
 def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str, user: User | None) -> CaseHeld:
@@ -57,7 +59,7 @@ def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: 
     with sessions() as session:
         case = session.get(Case, failure.case_id)
         if case is None:
-            return CaseHeld(f"a step failed: {failure.message}")
+            return CaseHeld(M_("a step failed: %(message)s", message=failure.message))
         if case.held_incident_id is not None:  # a retry that failed again: the same incident, one more attempt
             incident = session.get(Incident, case.held_incident_id)
             incident.attempts += 1
@@ -77,7 +79,7 @@ def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: 
         _audit(session, case, "incident", "Incident opened: case held", failure.element_id, user,
                {"incident": incident.id, "kind": failure.kind, "message": failure.message, "action": action})
         notifications.notify(session, case, ["administrator"], "incident_opened", incident=str(incident.id),
-                             element=failure.element_name or failure.element_id or "a step",
+                             element=failure.element_name or failure.element_id or N_("a step"),
                              error=failure.message)
         session.commit()
         log.error("case %s held by incident %s: %s failed while %s: %s", case.case_number, incident.id,
@@ -99,9 +101,9 @@ def holding(session: Session, case: Case) -> Incident | None:
 
 def _require_admin(session: Session, user: User, case: Case | None = None) -> None:
     if user.role != "administrator":
-        raise NotPermitted("only an administrator may handle incidents")
+        raise NotPermitted(M_("only an administrator may handle incidents"))
     if case is not None and not users.can_see(session, user, case):
-        raise NotFound("no such incident is open to you")
+        raise NotFound(M_("no such incident is open to you"))
 
 
 def listing(session: Session, user: User, *, status: str | None = "open", limit: int = 200) -> list[tuple[Incident, Case]]:
@@ -124,7 +126,7 @@ def get(session: Session, user: User, incident_id: int) -> tuple[Incident, Case]
     incident = session.get(Incident, incident_id)
     case = session.get(Case, incident.case_id) if incident is not None else None
     if incident is None or case is None:
-        raise NotFound(f"no incident {incident_id}")
+        raise NotFound(M_("no incident %(incident_id)s", incident_id=incident_id))
     _require_admin(session, user, case)
     return incident, case
 
@@ -132,7 +134,7 @@ def get(session: Session, user: User, incident_id: int) -> tuple[Incident, Case]
 def _open(session: Session, user: User, incident_id: int) -> tuple[Incident, Case]:
     incident, case = get(session, user, incident_id)
     if incident.status != "open":
-        raise Refused(f"incident {incident_id} is already {incident.status}")
+        raise Refused(M_("incident %(incident_id)s is already %(status)s", incident_id=incident_id, status=M_(incident.status)))
     return incident, case
 
 
@@ -170,9 +172,9 @@ def skip(sessions: sessionmaker[Session], user: User, incident_id: int, reason: 
     """
     reason = (reason or "").strip()
     if not reason:
-        raise Refused("give the reason for skipping the incident", {"reason": "this field is required"})
+        raise Refused(M_("give the reason for skipping the incident"), {"reason": M_("this field is required")})
     if len(reason) > 1000:
-        raise Refused("the reason is longer than 1000 characters", {"reason": "too long"})
+        raise Refused(M_("the reason is longer than 1000 characters"), {"reason": M_("too long")})
 
     def close(session: Session) -> Incident:
         incident, case = _open(session, user, incident_id)

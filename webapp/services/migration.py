@@ -39,6 +39,7 @@ from SpiffWorkflow.util.task import TaskState
 
 from ..engine import runtime
 from ..errors import NotFound, Refused, Rule130Error
+from ..i18n import M_, N_, message_list
 from ..store.models import Case, ProcessVersion, User
 from . import repository, uow, versions
 
@@ -46,15 +47,16 @@ from . import repository, uow, versions
 COSMETIC = {"bpmn_name", "documentation", "description"}
 # Tasks in these states have happened or are happening: their spec must not change under them.
 SETTLED = TaskState.COMPLETED | TaskState.READY | TaskState.WAITING | TaskState.STARTED | TaskState.ERROR
-STATE_WORDS = {TaskState.COMPLETED: "already completed", TaskState.READY: "ready (open)",
-               TaskState.WAITING: "waiting", TaskState.STARTED: "running", TaskState.ERROR: "failed"}
-CHANGE_WORDS = {"outputs": "its outgoing flows", "inputs": "its incoming flows", "lane": "its lane",
-                "extensions": "its form or service operator", "event_definition": "its event (timer or message)",
-                "cond_task_specs": "its conditions", "default_task_spec": "its default flow",
-                "typename": "its type", "script": "its script", "prescript": "its script",
-                "postscript": "its script", "manual": "its type", "bpmn_name": "its name",
-                "documentation": "its documentation", "io_specification": "its data inputs and outputs",
-                "data_input_associations": "its data", "data_output_associations": "its data"}
+STATE_WORDS = {TaskState.COMPLETED: N_("already completed"), TaskState.READY: N_("ready (open)"),
+               TaskState.WAITING: N_("waiting"), TaskState.STARTED: N_("running"), TaskState.ERROR: N_("failed")}
+CHANGE_WORDS = {"outputs": N_("its outgoing flows"), "inputs": N_("its incoming flows"), "lane": N_("its lane"),
+                "extensions": N_("its form or service operator"),
+                "event_definition": N_("its event (timer or message)"),
+                "cond_task_specs": N_("its conditions"), "default_task_spec": N_("its default flow"),
+                "typename": N_("its type"), "script": N_("its script"), "prescript": N_("its script"),
+                "postscript": N_("its script"), "manual": N_("its type"), "bpmn_name": N_("its name"),
+                "documentation": N_("its documentation"), "io_specification": N_("its data inputs and outputs"),
+                "data_input_associations": N_("its data"), "data_output_associations": N_("its data")}
 
 
 @dataclass
@@ -95,12 +97,14 @@ def _task_label(task: Any) -> str:
     spec = task.task_spec
     name = getattr(spec, "bpmn_name", None) or getattr(spec, "bpmn_id", None) or spec.name
     bpmn_id = getattr(spec, "bpmn_id", None)
-    return f"task '{name}'" + (f" ({bpmn_id})" if bpmn_id and bpmn_id != name else "")
+    if bpmn_id and bpmn_id != name:
+        return M_("task '%(name)s' (%(id)s)", name=M_(name), id=bpmn_id)
+    return M_("task '%(name)s'", name=M_(name))
 
 
 def _state_words(task: Any) -> str:
-    return next((words for state, words in STATE_WORDS.items() if task.state == state),
-                TaskState.get_name(task.state).lower())
+    return M_(next((words for state, words in STATE_WORDS.items() if task.state == state),
+                   TaskState.get_name(task.state).lower()))
 
 
 def _blocking(diff: WorkflowDiff, spec_diff: SpecDiff, target: int) -> list[str]:
@@ -108,11 +112,13 @@ def _blocking(diff: WorkflowDiff, spec_diff: SpecDiff, target: int) -> list[str]
     for task in diff.changed:
         keys = set(spec_diff.changed.get(task.task_spec, ())) - COSMETIC
         if keys and task.state & SETTLED:
-            what = ", ".join(sorted({CHANGE_WORDS.get(k, k) for k in keys}))
-            reasons.append(f"{_task_label(task)} changed in version {target} ({what}) and is {_state_words(task)}")
+            what = message_list([M_(w) for w in sorted({CHANGE_WORDS.get(k, k) for k in keys})])
+            reasons.append(M_("%(task)s changed in version %(number)s (%(what)s) and is %(state)s",
+                              task=_task_label(task), number=target, what=what, state=_state_words(task)))
     for task in diff.removed:
         if task.state & SETTLED:
-            reasons.append(f"{_task_label(task)} is not in version {target} and is {_state_words(task)}")
+            reasons.append(M_("%(task)s is not in version %(number)s and is %(state)s", task=_task_label(task),
+                              number=target, state=_state_words(task)))
     return list(dict.fromkeys(reasons))  # a loop's many instances of one task: say it once
 
 
@@ -147,7 +153,7 @@ def _spec_diff(original: Any, new: Any) -> SpecDiff:
 
 
 def _no_handler(task: Any, name: str, params: dict[str, Any]) -> Any:  # pragma: no cover - never runs
-    raise Refused("no service task runs while a case is being moved")
+    raise Refused(M_("no service task runs while a case is being moved"))
 
 
 def migrate_instance(case: Case, source: repository.LoadedVersion, target: repository.LoadedVersion,
@@ -160,13 +166,14 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     verdict = Verdict(case.id, case.case_number, source.version.version, target.version.version, False)
     number = target.version.version
     if case.status != "running":
-        verdict.reasons.append(f"the case is {case.status} ({case.outcome.replace('_', ' ')})")
+        verdict.reasons.append(M_("the case is %(status)s (%(outcome)s)", status=M_(case.status),
+                                  outcome=M_(case.outcome.replace("_", " "))))
         return None, verdict
     if case.held_incident_id is not None:  # its last step failed and was rolled back (services.incidents)
-        verdict.reasons.append("the case is held by an open incident; retry or skip it at /admin/incidents first")
+        verdict.reasons.append(M_("the case is held by an open incident; retry or skip it at /admin/incidents first"))
         return None, verdict
     if source.version.id == target.version.id:
-        verdict.reasons.append(f"the case is already on version {number}")
+        verdict.reasons.append(M_("the case is already on version %(number)s", number=number))
         return None, verdict
     workflow = runtime.load_state(case.state_json, source.parsed, _no_handler)
     verdict.timers = _timers(workflow)
@@ -179,8 +186,8 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     for sp_id, sub in workflow.subprocesses.items():
         new_spec = target.parsed.subprocess_specs.get(sub.spec.name)
         if new_spec is None:
-            verdict.reasons.append(f"subprocess '{sub.spec.name}' is not in version {number} and the case "
-                                   f"has entered it")
+            verdict.reasons.append(M_("subprocess '%(name)s' is not in version %(number)s and the case has entered it",
+                                      name=M_(sub.spec.name), number=number))
             continue
         sub_spec_diff = _spec_diff(sub.spec, new_spec)
         sub_diff = WorkflowDiff(sub, sub_spec_diff)
@@ -197,21 +204,24 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     try:
         moved = runtime.load_state(runtime.dump_state(workflow), target.parsed, _no_handler)
     except Exception as error:  # any failure to read the state back means: do not move
-        verdict.reasons.append(f"its state cannot be read on version {number} ({type(error).__name__}: {error})")
+        verdict.reasons.append(M_("its state cannot be read on version %(number)s (%(error)s)", number=number,
+                                  error=f"{type(error).__name__}: {error}"))
         return None, verdict
     timers_after = _timers(moved)
     if timers_after != timers_before:
         before, after = dict(timers_before), dict(timers_after)
         for element in sorted(set(before) | set(after)):
             if before.get(element) != after.get(element):
-                verdict.reasons.append(f"timer {element} would be due at {after.get(element) or 'no time (not armed)'} "
-                                       f"instead of {before.get(element) or 'not armed'}")
+                verdict.reasons.append(M_("timer %(element)s would be due at %(after)s instead of %(before)s",
+                                          element=element, after=after.get(element) or M_("no time (not armed)"),
+                                          before=before.get(element) or M_("not armed")))
     open_after = _open_tasks(moved)
     if open_after != open_before:
         gone = sorted((open_before - open_after).elements())
         new = sorted((open_after - open_before).elements())
-        verdict.reasons.append(f"the open tasks would change (no longer open: {', '.join(e for e, _ in gone) or 'none'}; "
-                               f"newly open: {', '.join(e for e, _ in new) or 'none'})")
+        verdict.reasons.append(M_("the open tasks would change (no longer open: %(gone)s; newly open: %(new)s)",
+                                  gone=", ".join(e for e, _ in gone) or M_("none"),
+                                  new=", ".join(e for e, _ in new) or M_("none")))
     if verdict.reasons:
         return None, verdict
     verdict.movable = True
@@ -235,7 +245,7 @@ def _find_case(session: Session, process_id: str, case_ref: int | str) -> Case:
     if case is None and text.isascii() and text.isdigit() and len(text) <= 18:
         case = session.get(Case, int(text))
     if case is None or session.get(ProcessVersion, case.process_version_id).process_id != process_id:
-        raise NotFound(f"no case {case_ref} of process {process_id}")
+        raise NotFound(M_("no case %(case_ref)s of process %(process_id)s", case_ref=case_ref, process_id=process_id))
     return case
 
 
@@ -266,8 +276,8 @@ def _move(session: Session, actor: User | str, process_id: str, to: int, case_re
     source = repository.load(session.get(ProcessVersion, case.process_version_id))
     moved, verdict = migrate_instance(case, source, target)
     if moved is None:
-        raise Refused(f"case {case.case_number} cannot move to version {to}: " + "; ".join(verdict.reasons),
-                      verdict=verdict)
+        raise Refused(M_("case %(case)s cannot move to version %(number)s: %(reasons)s", case=case.case_number,
+                         number=to, reasons=message_list(verdict.reasons, "; ")), verdict=verdict)
     user = actor if isinstance(actor, User) else None
     run = CaseRun(session, case, user)
     moved.script_engine = run.wf.script_engine  # the restricted engine, with this unit of work's handlers

@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from .. import clock
 from ..errors import Refused
+from ..i18n import M_
 from ..store.models import NotificationPreference, User
 from . import channels
 
@@ -42,8 +43,8 @@ def save(session: Session, user: User, choices: Choices, settings: channels.Chan
     if choices.email_enabled or email:
         email = channels.check_email(email)
     if choices.webhook_enabled and not settings.webhook_secret:
-        raise Refused("webhooks are not offered here: the administrator has not configured a signing secret "
-                      "(RULE130_WEBHOOK_SECRET)", {"webhook_enabled": "not available"})
+        raise Refused(M_("webhooks are not offered here: the administrator has not configured a signing secret "
+                      "(RULE130_WEBHOOK_SECRET)"), {"webhook_enabled": M_("not available")})
     if choices.webhook_enabled or url:
         url = channels.check_url(url)
     row = session.get(NotificationPreference, user.id)

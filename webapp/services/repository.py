@@ -20,6 +20,7 @@ from .. import clock
 from ..engine import runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
 from ..errors import NotFound
+from ..i18n import M_
 from ..store.models import ProcessVersion
 from . import versions
 
@@ -102,7 +103,7 @@ def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
     version = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id)
                              .order_by(ProcessVersion.version.desc()).limit(1))
     if version is None:
-        raise NotFound(f"no version of {process_id} is deployed; run 'rule130 init-db' or 'rule130 deploy'")
+        raise NotFound(M_("no version of %(process_id)s is deployed; run 'rule130 init-db' or 'rule130 deploy'", process_id=process_id))
     return version
 
 

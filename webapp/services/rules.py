@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from .. import fees, legal_time
 from ..casefile import CaseFile
 from ..errors import DeadlinePassed, Refused
-from ..i18n import M_, message_list
+from ..i18n import M_, N_, message_list
 from . import users
 from .amounts import parse_amount
 
@@ -48,26 +48,48 @@ def validate_schema(schema: dict, data: dict[str, Any]) -> None:
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
     if not errors:
         return
-    field_errors: dict[str, str] = {}
+    field_errors: dict[str, Any] = {}
     for error in errors:
         if error.validator == "required":
             missing = error.message.split("'")[1] if "'" in error.message else "?"
             field_errors[missing] = M_("this field is required")
         elif error.validator == "additionalProperties":
-            field_errors["_form"] = error.message
+            known = set(schema.get("properties", {}))
+            extra = sorted(str(k) for k in (error.instance or {}) if k not in known)
+            field_errors["_form"] = M_("the form has no field %(unknown)s", unknown=", ".join(extra))
         else:
             name = ".".join(str(p) for p in error.path) or "_form"
-            title = schema.get("properties", {}).get(name, {}).get("title", name)
-            message = error.message
-            if error.validator == "pattern":
-                message = "give an amount in rupees with at most two decimals, e.g. 1200.50"
-            elif error.validator == "enum":
-                message = f"choose one of: {', '.join(map(str, error.validator_value))}"
-            elif error.validator in ("minimum", "maximum"):
-                message = f"{error.instance} is {'below the minimum' if error.validator == 'minimum' else 'above the maximum'} of {error.validator_value}"
-            field_errors.setdefault(name, f"{title}: {message}" if name != "_form" else message)
-    summary = "; ".join(v if k == "_form" else v for k, v in field_errors.items())
-    raise Refused(f"the form has errors: {summary}", field_errors)
+            title = schema.get("properties", {}).get(name, {}).get("title")
+            message = _schema_message(error)
+            field_errors.setdefault(name, M_("%(title)s: %(message)s", title=M_(title) if title else name,
+                                             message=message) if name != "_form" else message)
+    raise Refused(M_("the form has errors: %(summary)s", summary=message_list(list(field_errors.values()), "; ")),
+                  field_errors)
+
+
+KINDS = {"integer": N_("a whole number"), "number": N_("a number"), "string": N_("text"),
+         "boolean": N_("yes or no"), "object": N_("a group of fields"), "array": N_("a list")}
+
+
+def _schema_message(error: Any) -> Any:
+    """A JSON Schema validation error (jsonschema's English) as a catalogue message."""
+    if error.validator == "pattern":
+        return M_("give an amount in rupees with at most two decimals, e.g. 1200.50")
+    if error.validator == "enum":
+        return M_("choose one of: %(choices)s", choices=message_list([M_(str(v).replace("_", " "))
+                                                                      for v in error.validator_value]))
+    if error.validator == "minimum":
+        return M_("%(value)s is below the minimum of %(limit)s", value=error.instance, limit=error.validator_value)
+    if error.validator == "maximum":
+        return M_("%(value)s is above the maximum of %(limit)s", value=error.instance, limit=error.validator_value)
+    if error.validator == "type":
+        kind = error.validator_value if isinstance(error.validator_value, str) else "string"
+        return M_("%(value)s is not %(kind)s", value=repr(error.instance), kind=M_(KINDS.get(kind, kind)))
+    if error.validator == "maxLength":
+        return M_("too long: at most %(num)s characters", num=error.validator_value)
+    if error.validator == "minLength":
+        return M_("too short: at least %(num)s characters", num=error.validator_value)
+    return M_("this value is not accepted (%(detail)s)", detail=error.message)
 
 
 def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dict[str, Any],
@@ -82,7 +104,7 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
     unknown = sorted(set(data) - set(schema.get("properties", {})))
     if unknown:
-        raise Refused(f"the form has no field {', '.join(unknown)}", {name: "unknown field" for name in unknown})
+        raise Refused(M_("the form has no field %(unknown)s", unknown=', '.join(unknown)), {name: M_("unknown field") for name in unknown})
     missing = [name for name in schema.get("required", []) if name not in data]
     if missing:
         titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
@@ -135,12 +157,12 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
         days = int(str(data.get("objection_period_days", "")).strip())
     except ValueError:
         raise Refused(M_("the objection period must be a whole number of days"),
-                      {"objection_period_days": "not a whole number"}) from None
+                      {"objection_period_days": M_("not a whole number")}) from None
     if days < 30:
-        raise Refused(f"the objection period must be at least 30 days (Rule 130(a)); {days} was given",
-                      {"objection_period_days": "at least 30 days"})
+        raise Refused(M_("the objection period must be at least 30 days (Rule 130(a)); %(days)s was given", days=days),
+                      {"objection_period_days": M_("at least 30 days")})
     if days > 365:
-        raise Refused("the objection period cannot be more than 365 days", {"objection_period_days": "too long"})
+        raise Refused(M_("the objection period cannot be more than 365 days"), {"objection_period_days": M_("too long")})
     data["objection_period_days"] = days
     data["full_price"] = parse_amount(data.get("full_price"), "full_price", M_("the full price"), positive=True)
     if not cf.living_animals():
@@ -156,12 +178,12 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
     if auction is None:
         raise Refused(M_("no conditional auction is open for this case"))
     if cf.interim is not None and auction.round == 1:
-        raise Refused("the conditional auction was withdrawn when the cattle were delivered on security "
-                      "(Rule 130(c) Explanation); no bid can be taken")
+        raise Refused(M_("the conditional auction was withdrawn when the cattle were delivered on security "
+                      "(Rule 130(c) Explanation); no bid can be taken"))
     if auction.status == "withdrawn" or (cf.owner_proved is None and any(o.decision == "proved" for o in cf.objections)
                                          and auction.status == "open" and cf.sale is None):
-        raise Refused("the conditional auction was withdrawn: an objector proved the cattle to be his own "
-                      "(Rule 130(c)); no bid can be taken")
+        raise Refused(M_("the conditional auction was withdrawn: an objector proved the cattle to be his own "
+                      "(Rule 130(c)); no bid can be taken"))
     if auction.status != "open":
         raise DeadlinePassed(M_("the auction closed on %(day)s; no bid can be taken", day=auction.closed_on or auction.last_day),
                              last_day=fmt_day(auction.last_day))
@@ -183,10 +205,10 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
         receiver = _require_text(data, "receiver", M_("the receiving officer"))
         user = users.by_display_name(session, receiver, "receiving_officer")
         if user is None:
-            raise Refused(f"no receiving officer is called {receiver}", {"receiver": "unknown receiving officer"})
+            raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id
     if cf.interim is not None and cf.interim.returned_on is None:
-        raise Refused("the cattle were delivered to the objector on security; they cannot be sold")
+        raise Refused(M_("the cattle were delivered to the objector on security; they cannot be sold"))
     return data
 
 
@@ -195,8 +217,8 @@ def _remittance(session: Session, cf: CaseFile, data: dict[str, Any], at: dateti
     data["proceeds"] = parse_amount(data.get("proceeds"), "proceeds", M_("the gross sale price"))
     data["expenses"] = parse_amount(data.get("expenses"), "expenses", M_("the expenses of sale"))
     if data["expenses"] > data["proceeds"]:
-        raise Refused(f"the expenses of sale ({data['expenses']}) cannot exceed the sale price ({data['proceeds']})",
-                      {"expenses": "more than the sale price"})
+        raise Refused(M_("the expenses of sale (%(expenses)s) cannot exceed the sale price (%(proceeds)s)", expenses=data['expenses'], proceeds=data['proceeds']),
+                      {"expenses": M_("more than the sale price")})
     return data
 
 
@@ -205,17 +227,17 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
     decision = data.get("decision")
     if decision == "proved" and any(o.decision == "proved" for o in cf.objections):
         other = next(o.objector for o in cf.objections if o.decision == "proved")
-        raise Refused(f"the ownership of {other} is already proved; at most one claim can be proved",
-                      {"decision": "another claim is proved"})
+        raise Refused(M_("the ownership of %(other)s is already proved; at most one claim can be proved", other=other),
+                      {"decision": M_("another claim is proved")})
     if decision == "interim_delivery":
         data["security"] = parse_amount(data.get("security"), "security", M_("the security"), positive=True)
         if cf.interim is not None:
-            raise Refused(f"the cattle were already delivered on security to {cf.interim.objector}")
+            raise Refused(M_("the cattle were already delivered on security to %(objector)s", objector=cf.interim.objector))
         if cf.sale is not None:
-            raise Refused("the cattle were sold in the conditional auction; interim delivery is only possible "
-                          "while they are in the pound")
+            raise Refused(M_("the cattle were sold in the conditional auction; interim delivery is only possible "
+                          "while they are in the pound"))
         if cf.dispatch is not None:
-            raise Refused("the cattle were sent for sale; interim delivery is only possible while they are in the pound")
+            raise Refused(M_("the cattle were sent for sale; interim delivery is only possible while they are in the pound"))
     else:
         data.pop("security", None)
     return data
@@ -226,8 +248,8 @@ def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     data["amount"] = parse_amount(data.get("amount"), "amount", M_("the feeding charges"))
     limit = fees.pound_feeding(cf, legal_time.local_day(at, cf.timezone))
     if data["amount"] > limit:
-        raise Refused(f"the feeding charges cannot exceed the pound's feeding expenses C = {limit} (Rule 130(d))",
-                      {"amount": f"at most {limit}"})
+        raise Refused(M_("the feeding charges cannot exceed the pound's feeding expenses C = %(limit)s (Rule 130(d))", limit=limit),
+                      {"amount": M_("at most %(limit)s", limit=limit)})
     return data
 
 

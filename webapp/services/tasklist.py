@@ -31,6 +31,7 @@ from .. import clock, legal_time
 from ..casefile import CaseFile
 from ..engine import runtime
 from ..errors import Conflict, NotFound, NotPermitted, Refused
+from ..i18n import M_, N_, message_list
 from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 
@@ -40,19 +41,19 @@ DEFAULT_TZ = "Asia/Kolkata"
 PAGE_SIZE = 100
 
 # What each task asks for, in plain words ({subject}: the objector, appellant or buyer concerned).
-TODO = {
-    "ut_release": "Release the cattle to their owner once the fine and feeding expenses are paid",
-    "ut_publish_notice": "Publish the notice of the impounded cattle and open the three-day conditional auction",
-    "ut_record_bid": "Record the bids of the conditional auction (a bid at full price closes it)",
-    "ut_decide_objection": "Decide whether {subject} proved ownership of the cattle (proved or not proved)",
-    "ut_order_stand": "Order that the auction stand: no objection was filed in the notice period",
-    "ut_decide_unsold": "Decide what happens to the unsold cattle: accept the highest bid or send them for sale",
-    "ut_record_remittance": "Record the sale price and expenses of the cattle sent to you, and remit the money",
-    "ut_decide_appeal": "Decide the appeal of {subject}: uphold or reverse the Panchayat's decision",
-    "ut_return_by_buyer": "Take the cattle back from the buyer {subject} and repay the auction money",
-    "ut_deliver_to_objector": "Deliver the cattle to {subject}, whose ownership is proved, on payment of the dues",
-    "ut_return_by_objector": "Take the cattle back from {subject}, or record that they were not returned",
-    "ut_pay_feeding_charges": "Pay the pound keeper the feeding charges you think fit (at most the feeding expenses)",
+TODO = {  # N_: translated where shown (todo_text makes a Message)
+    "ut_release": N_("Release the cattle to their owner once the fine and feeding expenses are paid"),
+    "ut_publish_notice": N_("Publish the notice of the impounded cattle and open the three-day conditional auction"),
+    "ut_record_bid": N_("Record the bids of the conditional auction (a bid at full price closes it)"),
+    "ut_decide_objection": N_("Decide whether %(subject)s proved ownership of the cattle (proved or not proved)"),
+    "ut_order_stand": N_("Order that the auction stand: no objection was filed in the notice period"),
+    "ut_decide_unsold": N_("Decide what happens to the unsold cattle: accept the highest bid or send them for sale"),
+    "ut_record_remittance": N_("Record the sale price and expenses of the cattle sent to you, and remit the money"),
+    "ut_decide_appeal": N_("Decide the appeal of %(subject)s: uphold or reverse the Panchayat's decision"),
+    "ut_return_by_buyer": N_("Take the cattle back from the buyer %(subject)s and repay the auction money"),
+    "ut_deliver_to_objector": N_("Deliver the cattle to %(subject)s, whose ownership is proved, on payment of the dues"),
+    "ut_return_by_objector": N_("Take the cattle back from %(subject)s, or record that they were not returned"),
+    "ut_pay_feeding_charges": N_("Pay the pound keeper the feeding charges you think fit (at most the feeding expenses)"),
 }
 
 
@@ -258,7 +259,7 @@ def todo_text(element_id: str, subject: str | None, title: str) -> str:
     text = TODO.get(element_id)
     if text is None:
         return title
-    return text.format(subject=subject or "the claimant")
+    return M_(text, subject=subject or M_("the claimant"))
 
 
 def task_list(session: Session, user: User, *, role: str | None = None, status: str = "ready",
@@ -281,12 +282,13 @@ def task_list(session: Session, user: User, *, role: str | None = None, status: 
     lanes = allowed if user.role == "administrator" else (user.role,)
     if role:
         if role not in allowed:
-            raise Refused(f"you may list the tasks of {', '.join(r.replace('_', ' ') for r in allowed)}; "
-                          f"not of {role.replace('_', ' ')}", {"role": "not one of your lanes"})
+            raise Refused(M_("you may list the tasks of %(lanes)s; not of %(role)s",
+                             lanes=message_list([M_(r.replace("_", " ")) for r in allowed]),
+                             role=M_(role.replace("_", " "))), {"role": M_("not one of your lanes")})
         lanes = (role,)
     if status not in STATUSES:
-        raise Refused(f"unknown status {status!r}; choose one of {', '.join(STATUSES)}",
-                      {"status": "unknown status"})
+        raise Refused(M_("unknown status %(status)s; choose one of %(statuses)s", status=repr(status),
+                         statuses=message_list([M_(s) for s in STATUSES])), {"status": M_("unknown status")})
     today = user_today(session, user)
     base = _scoped(select(CaseTask), user).where(CaseTask.lane.in_(lanes))
     if case:
@@ -352,19 +354,25 @@ def task_row(session: Session, user: User, case_id: int, task_id: str) -> TaskRo
 def _ready_row(session: Session, case_id: int, task_id: str) -> CaseTask:
     row = session.scalar(select(CaseTask).where(CaseTask.case_id == case_id, CaseTask.task_id == str(task_id)))
     if row is None:
-        raise NotFound(f"no task {task_id} in this case")
+        raise NotFound(M_("no task %(task)s in this case", task=task_id))
     if row.state != READY:
-        raise Conflict(f"the task '{row.title}' is no longer open: it was {row.state}")
+        raise Conflict(_no_longer_open(row))
     return row
+
+
+def _no_longer_open(row: CaseTask) -> str:
+    return M_("the task '%(task)s' is no longer open: it was %(state)s", task=M_(row.title), state=M_(row.state))
 
 
 def _holder_message(session: Session, row: CaseTask, tz: str) -> str:
     holder = session.get(User, row.claimed_by)
-    name = f"{holder.display_name} ({holder.username})" if holder else f"user {row.claimed_by}"
-    since = (f" since {row.claimed_at.astimezone(ZoneInfo(tz)).strftime('%d-%m-%Y %H:%M')}"
-             if row.claimed_at else "")
-    return (f"the task '{row.title}' of case {row.case_number} is held by {name}{since}; "
-            f"ask them to release it, or the sarpanch to reassign it. Nothing was saved.")
+    name = f"{holder.display_name} ({holder.username})" if holder else str(row.claimed_by)
+    if row.claimed_at is None:
+        return M_("the task '%(task)s' of case %(case)s is held by %(name)s; ask them to release it, or the "
+                  "sarpanch to reassign it. Nothing was saved.", task=M_(row.title), case=row.case_number, name=name)
+    return M_("the task '%(task)s' of case %(case)s is held by %(name)s since %(since)s; ask them to release it, "
+              "or the sarpanch to reassign it. Nothing was saved.", task=M_(row.title), case=row.case_number,
+              name=name, since=row.claimed_at.astimezone(ZoneInfo(tz)).strftime("%d-%m-%Y %H:%M"))
 
 
 def _case_tz(session: Session, row: CaseTask) -> str:
@@ -417,7 +425,7 @@ def claim(session: Session, user: User, case_id: int | str, task_id: str) -> Cas
     session.refresh(row)
     if not hit.rowcount:
         if row.state != READY:
-            raise Conflict(f"the task '{row.title}' is no longer open: it was {row.state}")
+            raise Conflict(_no_longer_open(row))
         raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
     return row
 
@@ -431,7 +439,7 @@ def release(session: Session, user: User, case_id: int | str, task_id: str) -> C
     """
     case, row = _visible_row(session, user, case_id, task_id)
     if row.claimed_by is None:
-        raise Refused(f"you do not hold the task '{row.title}'; nobody has claimed it")
+        raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)))
     hit = session.execute(
         update(CaseTask).where(CaseTask.id == row.id, CaseTask.claimed_by == user.id)
         .values(claimed_by=None, claimed_at=None).execution_options(synchronize_session=False))
@@ -455,21 +463,23 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
     """
     case, row = _visible_row(session, user, case_id, task_id)  # scope first: another Panchayat's is not found
     if user.role != "sarpanch":
-        raise NotPermitted("only the sarpanch may reassign a task; you are signed in as "
-                           f"{user.role.replace('_', ' ')}")
+        raise NotPermitted(M_("only the sarpanch may reassign a task; you are signed in as %(role)s",
+                              role=M_(user.role.replace("_", " "))))
     if row.lane not in users.PANCHAYAT_ROLES:
-        raise Refused(f"the task '{row.title}' belongs to the {row.lane.replace('_', ' ')}, not to an officer "
-                      f"of the Panchayat; it cannot be reassigned", {"officer": "not a Panchayat task"})
+        raise Refused(M_("the task '%(task)s' belongs to the %(lane)s, not to an officer of the Panchayat; it "
+                         "cannot be reassigned", task=M_(row.title), lane=M_(row.lane.replace("_", " "))),
+                      {"officer": M_("not a Panchayat task")})
     name = (officer or "").strip()
     candidates = list(session.scalars(select(User).where(User.panchayat_id == case.panchayat_id,
                                                          User.role == row.lane, User.active.is_(True))
                                       .order_by(User.username)))
     target = next((u for u in candidates if name and name in (u.username, u.display_name)), None)
     if target is None:
-        choices = ", ".join(f"{u.display_name} ({u.username})" for u in candidates) or "nobody"
-        role = row.lane.replace("_", " ")
-        raise Refused(f"no active {role} named {name or '(none)'} in this Panchayat; the task can go to: {choices}",
-                      {"officer": f"not a {role} of this Panchayat"})
+        choices = ", ".join(f"{u.display_name} ({u.username})" for u in candidates) or M_("nobody")
+        role = M_(row.lane.replace("_", " "))
+        raise Refused(M_("no active %(role)s named %(name)s in this Panchayat; the task can go to: %(choices)s",
+                         role=role, name=name or "—", choices=choices),
+                      {"officer": M_("not a %(role)s of this Panchayat", role=role)})
     now = clock.now()
     previous = session.get(User, row.claimed_by) if row.claimed_by else None
     row.claimed_by, row.claimed_at = target.id, now

@@ -20,6 +20,7 @@ from .. import clock, legal_time
 from ..casefile import CaseFile
 from ..engine import runtime
 from ..errors import Conflict, DeadlinePassed, NotFound, Refused
+from ..i18n import M_
 from ..store.models import Case, User
 from . import cases, rules, tasklist, users
 
@@ -83,10 +84,10 @@ def get_task(session: Session, user: User, case_id: int | str, task_id: str) -> 
     run = cases.CaseRun(session, case, user)
     task = runtime.find_task(run.wf, task_id)
     if task is None or not task.task_spec.manual:
-        raise NotFound(f"no task {task_id} in case {case.case_number}")
+        raise NotFound(M_("no task %(task_id)s in case %(case_number)s", task_id=task_id, case_number=case.case_number))
     users.check_lane(user, task.task_spec.lane)
     if task.state != TaskState.READY:
-        raise Conflict(f"the task '{task.task_spec.bpmn_name}' is no longer open: it was completed or closed")
+        raise Conflict(M_("the task '%(bpmn_name)s' is no longer open: it was completed or closed", bpmn_name=M_(task.task_spec.bpmn_name)))
     return _view(case, run.cf, run.loaded, task, legal_time.local_day(clock.now(), run.cf.timezone))
 
 
@@ -102,19 +103,19 @@ def complete_task(session: Session, user: User, case_id: int | str, task_id: str
     """
     case = cases.get_case(session, user, case_id)
     if expected_lock_version is not None and case.lock_version != expected_lock_version:
-        raise Conflict("this case changed since you opened the task; nothing was saved. Reload and check.")
+        raise Conflict(M_("this case changed since you opened the task; nothing was saved. Reload and check."))
     if case.status != "running":
-        raise Conflict(f"case {case.case_number} is closed; the task is no longer open")
+        raise Conflict(M_("case %(case_number)s is closed; the task is no longer open", case_number=case.case_number))
     run = cases.CaseRun(session, case, user)
     task = runtime.find_task(run.wf, task_id)
     if task is None or not task.task_spec.manual:
-        raise NotFound(f"no task {task_id} in case {case.case_number}")
+        raise NotFound(M_("no task %(task_id)s in case %(case_number)s", task_id=task_id, case_number=case.case_number))
     users.check_lane(user, task.task_spec.lane)
     if task.state != TaskState.READY:
         # A timer may have closed it: a missed deadline is named before the task is called closed.
         form = runtime.spec_form_name(task.task_spec)
         rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
-        raise Conflict(f"the task '{task.task_spec.bpmn_name}' is no longer open: it was completed or closed")
+        raise Conflict(M_("the task '%(bpmn_name)s' is no longer open: it was completed or closed", bpmn_name=M_(task.task_spec.bpmn_name)))
     return _complete(session, user, run, task.task_spec, data, lambda: runtime.find_task(run.wf, task_id))
 
 
@@ -132,7 +133,7 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
     run = cases.CaseRun(session, case, user)
     task_spec = runtime.task_spec_by_id(run.loaded.parsed, element_id)
     if task_spec is None or not task_spec.manual:
-        raise NotFound(f"the process has no task {element_id}")
+        raise NotFound(M_("the process has no task %(element_id)s", element_id=element_id))
     users.check_lane(user, task_spec.lane)
     if case.status != "running":
         # A case closed by a timer (e.g. the return period forfeiting the security): an act after
@@ -144,7 +145,7 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
             raise
         except Refused:
             pass
-        raise Refused(f"case {case.case_number} is closed ({case.outcome.replace('_', ' ')})")
+        raise Refused(M_("case %(case_number)s is closed (%(outcome)s)", case_number=case.case_number, outcome=M_(case.outcome.replace("_", " "))))
 
     def ready() -> Any:
         for task in runtime.ready_user_tasks(run.wf):
@@ -164,7 +165,7 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
     run.run()  # timers due before this act fire first
     task = find()
     if task is None or task.state != TaskState.READY:
-        raise Refused(f"the task '{task_spec.bpmn_name}' is not open in case {run.case.case_number} now")
+        raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now", bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number))
     tasklist.check_holder(session, run.case, str(task.id), user)  # claimed by another officer: 409
     runtime.complete_user_task(run.wf, task, cleaned)
     run.event("task", task_spec.bpmn_name or task_spec.bpmn_id, element_id=task_spec.bpmn_id,

@@ -21,11 +21,12 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .. import casefile, clock
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
+from ..i18n import M_
 from ..store.models import Case, CaseEvent, ProcessVersion, User
 
 T = TypeVar("T")
 
-CONFLICT_MESSAGE = ("someone else changed this case at the same moment; nothing of yours was saved. "
+CONFLICT_MESSAGE = M_("someone else changed this case at the same moment; nothing of yours was saved. "
                     "Reload the case and try again.")
 
 

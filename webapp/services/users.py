@@ -25,7 +25,7 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
                      timezone: str = "Asia/Kolkata", appeal_period_days: int = 30) -> Panchayat:
     """Add a Panchayat (code unique, e.g. ``RMP``)."""
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
-        raise Refused(f"a Panchayat with code {code} already exists")
+        raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
                           appeal_period_days=appeal_period_days, return_period_days=7, case_sequence=0)
     session.add(panchayat)
@@ -52,22 +52,22 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
         Refused: unknown role, missing or unknown scope, duplicate name, short password.
     """
     if role not in ROLES:
-        raise Refused(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
+        raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
     if not username or len(username) > 80:
-        raise Refused("a user name of 1 to 80 characters is required")
+        raise Refused(M_("a user name of 1 to 80 characters is required"))
     if session.scalar(select(User).where(User.username == username)) is not None:
-        raise Refused(f"the user {username} already exists")
+        raise Refused(M_("the user %(name)s already exists", name=username))
     if len(password) < 8:
-        raise Refused("the password must have at least 8 characters")
+        raise Refused(M_("the password must have at least 8 characters"))
     panchayat = None
     if panchayat_code:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == panchayat_code))
         if panchayat is None:
-            raise Refused(f"no Panchayat has the code {panchayat_code}")
+            raise Refused(M_("no Panchayat has the code %(code)s", code=panchayat_code))
     if role in PANCHAYAT_ROLES and panchayat is None:
-        raise Refused(f"a {role.replace('_', ' ')} needs --panchayat CODE")
+        raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
-        raise Refused("an appellate authority needs --samiti CODE")
+        raise Refused(M_("an appellate authority needs --samiti CODE"))
     user = User(username=username, display_name=display_name or username,
                 password_hash=generate_password_hash(password, method=password_method), role=role,
                 panchayat_id=panchayat.id if panchayat else None,
@@ -102,9 +102,11 @@ class LockedOut(Rule130Error):
 
     def __init__(self, until: datetime) -> None:
         minutes = max(1, math.ceil((until - clock.now()).total_seconds() / 60))
-        super().__init__(f"This account is locked after {MAX_FAILED_SIGN_INS} failed sign-ins in a row. "
-                         f"Try again in {minutes} minute{'s' if minutes != 1 else ''}, or ask an "
-                         "administrator to check the account.", until=until)
+        template = (M_("This account is locked after %(num)s failed sign-ins in a row. Try again in %(minutes)s "
+                       "minutes, or ask an administrator to check the account.") if minutes != 1 else
+                    M_("This account is locked after %(num)s failed sign-ins in a row. Try again in %(minutes)s "
+                       "minute, or ask an administrator to check the account."))
+        super().__init__(M_(template.template, num=MAX_FAILED_SIGN_INS, minutes=minutes), until=until)
         self.until = until
 
 
@@ -165,11 +167,11 @@ def issue_token(session: Session, username: str, label: str = "") -> tuple[ApiTo
     """
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
-        raise NotFound(f"no user {username}")
+        raise NotFound(M_("no user %(name)s", name=username))
     if not user.active:
-        raise Refused(f"the user {username} is inactive; a token would not work")
+        raise Refused(M_("the user %(name)s is inactive; a token would not work", name=username))
     if len(label) > 200:
-        raise Refused("a token label has at most 200 characters")
+        raise Refused(M_("a token label has at most 200 characters"))
     token = secrets.token_urlsafe(32)
     row = ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now(), role=user.role,
                    panchayat_id=user.panchayat_id, samiti_code=user.samiti_code, label=label)
@@ -234,9 +236,9 @@ def revoke_token(session: Session, token_id: int, admin: User | None = None) -> 
     row = session.get(ApiToken, token_id) if 0 < token_id < 2**63 else None
     user = session.get(User, row.user_id) if row is not None else None
     if row is None or user is None or (admin is not None and not can_manage_user(session, admin, user)):
-        raise NotFound(f"no API token {token_id}")
+        raise NotFound(M_("no API token %(id)s", id=token_id))
     if row.revoked_at is not None:
-        raise Refused(f"API token {token_id} was already revoked at {row.revoked_at.isoformat()}")
+        raise Refused(M_("API token %(id)s was already revoked at %(when)s", id=token_id, when=row.revoked_at))
     row.revoked_at = clock.now()
     session.flush()
     return row
@@ -276,8 +278,8 @@ def set_language(session: Session, user_id: int, language: str) -> None:
     """
     from ..i18n import LANGUAGES
     if language not in LANGUAGES:
-        raise Refused(f"unknown language {language!r}; choose {' or '.join(LANGUAGES)}")
+        raise Refused(M_("unknown language %(code)s; choose en or hi", code=repr(language)))
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"no user {user_id}")
+        raise NotFound(M_("no user %(name)s", name=user_id))
     user.language = language

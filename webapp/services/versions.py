@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from .. import clock
 from ..engine.parser import FORM_PROPERTY, NS, read_xml
 from ..errors import Conflict, NotFound, NotPermitted, Refused
+from ..i18n import M_
 from ..store.models import Case, ProcessAudit, ProcessVersion, ProcessVersionFile, User
 
 FORMS_DIR = "forms/"
@@ -42,12 +43,12 @@ def actor_name(actor: User | str) -> str:
     """
     if isinstance(actor, User):
         if actor.role != "administrator":
-            raise NotPermitted("only an administrator may manage process versions; you are signed in as "
-                               f"{actor.role.replace('_', ' ')}")
+            raise NotPermitted(M_("only an administrator may manage process versions; you are signed in as %(role)s",
+                                  role=M_(actor.role.replace("_", " "))))
         if actor.panchayat_id is not None or actor.samiti_code:
             # A process version and its running cases span every Panchayat: not one scope's to change.
-            raise NotPermitted("only an installation-wide administrator may manage process versions; "
-                               "yours is limited to one Panchayat or Samiti")
+            raise NotPermitted(M_("only an installation-wide administrator may manage process versions; "
+                               "yours is limited to one Panchayat or Samiti"))
         return actor.username
     return str(actor)
 
@@ -93,7 +94,7 @@ def record_deploy(session: Session, version: ProcessVersion, *, form_bytes: dict
     for name in sorted(forms):
         raw = (form_bytes or {}).get(name)
         if raw is not None and json.loads(raw) != forms[name]:
-            raise Refused(f"form {name}: the bytes given are not the form that was checked")
+            raise Refused(M_("form %(name)s: the bytes given are not the form that was checked", name=name))
         contents[FORMS_DIR + name] = raw if raw is not None else canonical_form_bytes(forms[name])
     _store_files(session, version, contents)
     action = "redeploy" if version.redeploy_of is not None else "deploy"
@@ -179,7 +180,7 @@ def get_version(session: Session, process_id: str, number: int) -> ProcessVersio
         version = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id,
                                                               ProcessVersion.version == number))
     if version is None:
-        raise NotFound(f"process {process_id} has no version {number}")
+        raise NotFound(M_("process %(process_id)s has no version %(number)s", process_id=process_id, number=number))
     return version
 
 
@@ -192,7 +193,7 @@ def list_versions(session: Session, process_id: str) -> list[VersionInfo]:
     versions = list(session.scalars(select(ProcessVersion).where(ProcessVersion.process_id == process_id)
                                     .order_by(ProcessVersion.version.desc())))
     if not versions:
-        raise NotFound(f"no version of process {process_id} is deployed")
+        raise NotFound(M_("no version of process %(process_id)s is deployed", process_id=process_id))
     running = _running_by_version(session, process_id)
     files: dict[int, list[VersionFile]] = {}
     for row in session.execute(select(ProcessVersionFile.process_version_id, ProcessVersionFile.path,
@@ -468,8 +469,7 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
     try:
         session.flush()
     except IntegrityError:  # (process, number) is unique: someone deployed the same number first
-        raise Conflict(f"another version of {process_id} was deployed at the same moment; nothing was "
-                       "deployed. Reload the versions and try again.") from None
+        raise Conflict(M_("another version of %(process_id)s was deployed at the same moment; nothing was deployed. Reload the versions and try again.", process_id=process_id)) from None
     _store_files(session, version, files)
     audit(session, process_id, "redeploy", name, version_from=number, version_to=version.version, note=full_note,
           detail={"content_hash": version.content_hash, "files": sorted(files)})

@@ -12,6 +12,9 @@ from flask_login import current_user
 
 from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
+from flask_babel import gettext as _
+
+from ..i18n import M_, localize
 from ..services import migration, uow, versions
 from ..store.models import User
 from . import api
@@ -27,17 +30,17 @@ NOTE_LIMIT = 500
 
 def _note(value: Any) -> str:
     if value is not None and not isinstance(value, str):
-        raise Refused("the note must be text", {"note": "not text"})
+        raise Refused(M_("the note must be text"), {"note": M_("not text")})
     note = (value or "").strip()
     if len(note) > NOTE_LIMIT:
-        raise Refused(f"the note is longer than {NOTE_LIMIT} characters", {"note": "too long"})
+        raise Refused(M_("the note is longer than %(NOTE_LIMIT)s characters", NOTE_LIMIT=NOTE_LIMIT), {"note": M_("too long")})
     return note
 
 
 def _two_versions() -> tuple[int, int]:
     a, b = request.args.get("a", type=int), request.args.get("b", type=int)
     if a is None or b is None:
-        raise Refused("choose two versions to compare, e.g. ?a=1&b=2", {"a": "a version number", "b": "a version number"})
+        raise Refused(M_("choose two versions to compare, e.g. ?a=1&b=2"), {"a": M_("a version number"), "b": M_("a version number")})
     return a, b
 
 
@@ -98,8 +101,8 @@ def redeploy(process_id: str, number: int) -> Any:
         return versions.redeploy(session, _me(), process_id, number, _note(request.form.get("note")))
 
     version = uow.perform(sessions(), "redeploy", act)
-    flash(f"Version {number} deployed again as version {version.version}. Running cases stay on their "
-          f"versions; move them from the version's page.", "success")
+    flash(_("Version %(number)s deployed again as version %(new)s. Running cases stay on their versions; move "
+            "them from the version's page.", number=number, new=version.version), "success")
     return redirect(url_for("admin_versions.version_list", process_id=process_id))
 
 
@@ -119,16 +122,20 @@ def migrate(process_id: str, number: int) -> Any:
         try:
             verdict = migration.move_case(sessions(), _me(), process_id, number, case_ref)
         except Refused as refused:
-            flash(refused.message, "error")
+            flash(localize(refused.message), "error")
         else:
-            flash(f"Case {verdict.case_number} moved from version {verdict.version_from} to {verdict.version_to}.",
-                  "success")
+            flash(_("Case %(case)s moved from version %(from)s to %(to)s.", case=verdict.case_number,
+                    **{"from": verdict.version_from, "to": verdict.version_to}), "success")
     else:
         results = migration.move_all(sessions(), _me(), process_id, number)
         moved = [r.verdict.case_number for r in results if r.moved]
         left = [r for r in results if not r.moved and r.verdict.version_from != number]
-        flash(f"{len(moved)} case(s) moved to version {number}" + (f": {', '.join(moved)}" if moved else "") +
-              (f"; {len(left)} could not move (see below)" if left else "") + ".", "success" if moved else "info")
+        said = _("%(num)s case(s) moved to version %(number)s", num=len(moved), number=number)
+        if moved:
+            said += ": " + ", ".join(moved)
+        if left:
+            said += "; " + _("%(num)s could not move (see below)", num=len(left))
+        flash(said + ".", "success" if moved else "info")
     return redirect(url_for("admin_versions.migrate_plan", process_id=process_id, number=number))
 
 
@@ -207,7 +214,7 @@ def api_migrate(process_id: str, number: int) -> Any:
                                   "{\"case\": \"RMP/2026/0001\"} or {} for every movable case")
     case_ref = body.get("case")
     if case_ref is not None and not isinstance(case_ref, str):
-        raise Refused("case must be a case number (text)", {"case": "not text"})
+        raise Refused(M_("case must be a case number (text)"), {"case": M_("not text")})
     if case_ref:
         verdict = migration.move_case(sessions(), g.api_user, process_id, number, case_ref)
         return jsonify({"version": number, "cases": [{**verdict.as_json(), "moved": True}], "moved": 1})

@@ -88,7 +88,13 @@ def handle_http_error(error: HTTPException) -> Any:
         return handle_internal_error(error)
     if wants_json():
         return _json(error.name.lower().replace(" ", "_"), error.description or error.name, status)
-    return _page("errors/error.html", status, title=error.name, message=error.description or error.name)
+    titles = {400: _("Bad request"), 413: _("Too large"), 414: _("Address too long"), 415: _("Unsupported data"),
+              429: _("Too many requests")}
+    messages = {400: _("The request could not be understood. Go back, reload the page and try again."),
+                413: _("What was sent is larger than this site accepts."),
+                429: _("Too many requests in a short time; wait a minute and try again.")}
+    return _page("errors/error.html", status, title=titles.get(status, _("Error")),
+                 message=messages.get(status, _("This request cannot be handled (error %(status)s).", status=status)))
 
 
 def handle_internal_error(error: Exception) -> Any:

@@ -14,6 +14,9 @@ from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import CaseHeld, NotPermitted, Refused
+from flask_babel import gettext as _
+
+from ..i18n import M_, localize
 from ..services import incidents
 from ..store.models import Case, Incident
 
@@ -36,7 +39,7 @@ def require_administrator() -> Any:
     if not current_user.is_authenticated:
         return current_app.login_manager.unauthorized()
     if current_user.user.role != "administrator":
-        raise NotPermitted("only an administrator may handle incidents")
+        raise NotPermitted(M_("only an administrator may handle incidents"))
     return None
 
 
@@ -65,12 +68,12 @@ def retry(incident_id: int) -> Any:
     try:
         incident = incidents.retry(sessions(), current_user.user, incident_id)
     except CaseHeld as held:
-        flash(f"The retry failed; the case is still held. {held.message}", "error")
+        flash(_("The retry failed; the case is still held. %(why)s", why=localize(held.message)), "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
     except Refused as refused:
-        flash(refused.message, "error")
+        flash(localize(refused.message), "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
-    flash(f"Incident {incident.id} retried: the case ran on and is released.", "success")
+    flash(_("Incident %(id)s retried: the case ran on and is released.", id=incident.id), "success")
     return redirect(url_for("incidents.listing"))
 
 
@@ -80,7 +83,8 @@ def skip(incident_id: int) -> Any:
     try:
         incident = incidents.skip(sessions(), current_user.user, incident_id, request.form.get("reason", ""))
     except Refused as refused:
-        flash(refused.message, "error")
+        flash(localize(refused.message), "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
-    flash(f"Incident {incident.id} skipped: the case is released where it stood before the failing step.", "success")
+    flash(_("Incident %(id)s skipped: the case is released where it stood before the failing step.", id=incident.id),
+          "success")
     return redirect(url_for("incidents.listing"))

@@ -23,6 +23,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from ..app import sessions
 from ..engine.parser import Problem, problems_of
 from ..errors import InvalidDiagram, NotFound, Rule130Error
+from ..i18n import M_
 from ..services import drafts, repository
 from . import errors
 from .api import bp as api_bp
@@ -159,7 +160,7 @@ def deploy_draft(process_id: str) -> Any:
     body = _json_body()
     note = body.get("note") or ""
     if not isinstance(note, str):
-        raise InvalidDiagram("the note must be text")
+        raise InvalidDiagram(M_("the note must be text"))
 
     def deploy(session):
         version, created = drafts.deploy_draft(session, current_user.user, _process_id(process_id),
@@ -172,27 +173,27 @@ def deploy_draft(process_id: str) -> Any:
 
 def _process_id(value: str) -> str:
     if not value or len(value) > 100:
-        raise NotFound("no such process")
+        raise NotFound(M_("no such process"))
     return value
 
 
 def _revision(body: dict[str, Any]) -> int | None:
     value = body.get("revision")
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise InvalidDiagram("revision must be a whole number or null")
+        raise InvalidDiagram(M_("revision must be a whole number or null"))
     return value
 
 
 def _json_body() -> dict[str, Any]:
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict):
-        raise InvalidDiagram('send a JSON object, e.g. {"bpmn": "<bpmn:definitions ...>", "forms": {}}')
+        raise InvalidDiagram(M_('send a JSON object, e.g. {"bpmn": "<bpmn:definitions ...>", "forms": {}}'))
     return body
 
 
 def _refusal(problems: list[Problem]) -> InvalidDiagram:
     errors = [p for p in problems if p.severity == "error"]
-    return InvalidDiagram(f"{len(errors)} problem(s) stop this diagram from running",
+    return InvalidDiagram(M_("%(errors)s problem(s) stop this diagram from running", errors=len(errors)),
                           [str(p) for p in problems], problems)
 
 
@@ -216,7 +217,7 @@ def api_deploy() -> Any:
         submission, fields = _api_submission()
         process_id = fields.get("process_id") or repository.PROCESS_ID
         if not isinstance(process_id, str) or len(process_id) > 100:
-            raise InvalidDiagram("process_id must be the id of a process in the diagram")
+            raise InvalidDiagram(M_("process_id must be the id of a process in the diagram"))
         deployable, problems = drafts.check(submission, process_id)
         if not deployable:
             return invalid_response(_refusal(problems))
@@ -225,7 +226,7 @@ def api_deploy() -> Any:
                             "problems": [problem_json(p) for p in problems]})
         note = fields.get("note") or ""
         if not isinstance(note, str):
-            raise InvalidDiagram("the note must be text")
+            raise InvalidDiagram(M_("the note must be text"))
         user = g.api_user
         version, created = drafts.perform(
             sessions(), lambda session: _deployed(session, user, process_id, submission, note))
@@ -247,18 +248,18 @@ def _api_submission() -> tuple[drafts.Submission, dict[str, Any]]:
     if request.mimetype == "multipart/form-data":
         upload = request.files.get("bpmn")
         if upload is None:
-            raise InvalidDiagram("send the diagram as the multipart file field 'bpmn'")
+            raise InvalidDiagram(M_("send the diagram as the multipart file field 'bpmn'"))
         forms: dict[str, Any] = {}
         for part in request.files.getlist("forms"):
             data = part.read()
             try:
                 forms[part.filename or ""] = data.decode("utf-8")
             except UnicodeDecodeError:
-                raise InvalidDiagram(f"form {part.filename} is not UTF-8 text") from None
+                raise InvalidDiagram(M_("form %(filename)s is not UTF-8 text", filename=part.filename)) from None
         fields = {key: request.form.get(key) for key in ("note", "process_id", "dry_run")}
         return drafts.read_submission(upload.read(), forms), fields
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict):
-        raise InvalidDiagram('send a JSON object {"bpmn": "<bpmn:definitions ...>", "forms": {...}} '
-                             "or multipart/form-data with a 'bpmn' file")
+        raise InvalidDiagram(M_('send a JSON object {"bpmn": "<bpmn:definitions ...>", "forms": {...}} '
+                             "or multipart/form-data with a 'bpmn' file"))
     return drafts.read_submission(body.get("bpmn"), body.get("forms")), body

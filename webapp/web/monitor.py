@@ -30,6 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from .. import clock, logs
 from ..app import db_session, sessions
 from ..errors import NotPermitted
+from ..i18n import M_
 from ..i18n import format_instant_ms
 from ..services import monitoring
 
@@ -83,7 +84,7 @@ def timer_lag() -> Any:
         return current_app.login_manager.unauthorized()
     user = current_user.user
     if user.role != "administrator":
-        raise NotPermitted("only an administrator may see the timer workers' lag")
+        raise NotPermitted(M_("only an administrator may see the timer workers' lag"))
     report = monitoring.lag_report(db_session(), user, clock.now())
     return render_template("monitor/timers.html", report=report)
 

@@ -9,6 +9,9 @@ from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
+from flask_babel import gettext as _
+
+from ..i18n import M_
 from ..services import channels, deliveries, preferences, uow
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
@@ -46,7 +49,7 @@ def preferences_page() -> Any:
         except Refused as refused:
             error, field_errors, status = refused.message, dict(refused.field_errors), 422
         else:
-            flash("Your notification channels are saved.", "success")
+            flash(_("Your notification channels are saved."), "success")
             return redirect(url_for("notify.preferences_page"))
     else:
         choices = preferences.get(db_session(), user)
@@ -60,7 +63,7 @@ def deliveries_page() -> Any:
     """Administrators: the delivery log, newest first, with status, attempts and the last error."""
     user = me()
     if user.role != "administrator":
-        raise NotPermitted("only an administrator may see the delivery log")
+        raise NotPermitted(M_("only an administrator may see the delivery log"))
     status = request.args.get("status") or None
     if status not in (None, *deliveries.STATUSES):
         status = None

@@ -19,7 +19,7 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from .. import casefile, clock
-from ..i18n import translate
+from ..i18n import localize, translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
 from ..services import cases, ledger, notifications, overview, search, tasklist, tasks, uow
@@ -149,7 +149,8 @@ def claim_task(case_id: int, task_id: str) -> Any:
     """Claim a task (409 page naming the holder when another officer has it)."""
     user = me()
     row = uow.perform(sessions(), "claim_task", tasklist.claim, user, case_id, task_id, user=user)
-    flash(f"You hold “{row.title}” in case {row.case_number}: no other officer can complete it.", "success")
+    flash(_("You hold “%(task)s” in case %(number)s: no other officer can complete it.", task=fmt_words(row.title),
+            number=row.case_number), "success")
     return _back_to_list()
 
 
@@ -158,7 +159,7 @@ def release_task(case_id: int, task_id: str) -> Any:
     """Give back a task you hold."""
     user = me()
     row = uow.perform(sessions(), "release_task", tasklist.release, user, case_id, task_id, user=user)
-    flash(f"You released “{row.title}” in case {row.case_number}.", "success")
+    flash(_("You released “%(task)s” in case %(number)s.", task=fmt_words(row.title), number=row.case_number), "success")
     return _back_to_list()
 
 
@@ -170,9 +171,10 @@ def reassign_task(case_id: int, task_id: str) -> Any:
     try:
         row = uow.perform(sessions(), "reassign_task", tasklist.reassign, user, case_id, task_id, officer, user=user)
     except Refused as refused:
-        flash(refused.message, "error")
+        flash(localize(refused.message), "error")
         return _back_to_list()
-    flash(f"“{row.title}” in case {row.case_number} is now with {officer}.", "success")
+    flash(_("“%(task)s” in case %(number)s is now with %(officer)s.", task=fmt_words(row.title), number=row.case_number,
+            officer=officer), "success")
     return _back_to_list()
 
 

@@ -14,6 +14,9 @@ from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import NotPermitted
+from flask_babel import gettext as _
+
+from ..i18n import M_
 from ..services import uow, users
 from ..store.models import User
 
@@ -26,7 +29,7 @@ def require_administrator() -> Any:
     if not current_user.is_authenticated:
         return current_app.login_manager.unauthorized()
     if current_user.user.role != "administrator":
-        raise NotPermitted("only an administrator may manage API tokens")
+        raise NotPermitted(M_("only an administrator may manage API tokens"))
     return None
 
 
@@ -45,5 +48,5 @@ def tokens() -> Any:
 def revoke(token_id: int) -> Any:
     """Revoke one token (CSRF-protected form); 404 when unknown or outside the scope."""
     uow.perform(sessions(), "revoke_token", users.revoke_token, token_id, _admin())
-    flash(f"API token {token_id} revoked: it no longer works.", "success")
+    flash(_("API token %(id)s revoked: it no longer works.", id=token_id), "success")
     return redirect(url_for("security.tokens"))
