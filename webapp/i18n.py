@@ -174,6 +174,8 @@ _ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]
 def format_datum(value: Any, tz: str | None = None, language: str | None = None) -> str:
     """A recorded value for people: an ISO day as :func:`format_day`, an ISO instant with its
     offset as :func:`format_instant` in ``tz``, any other text with its ISO days rewritten."""
+    if isinstance(value, Message):
+        return localize(value, tz, language)
     text = str(value if value is not None else "")
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         try:
@@ -387,10 +389,13 @@ def render_for(language: str | None, template: str, **params: Any) -> str:
 
 # -- texts stored in English by the handlers, shown in the reader's language ---------------------
 
-# Ledger memos written by the handlers (handlers/*.py): each shown through its catalogue entry.
+# Texts stored in English with names in them: ledger memos written by the handlers (handlers/*.py),
+# history rows and version notes of the services; each shown through its catalogue entry.
 MEMOS = (N_("auction money from %(name)s"), N_("remitted by %(name)s"), N_("security from %(name)s"),
          N_("fine and feeding paid by %(name)s"), N_("auction money repaid to %(name)s"),
-         N_("remittance less fine and feeding"), N_("buyer's feeding to %(name)s"))
+         N_("remittance less fine and feeding"), N_("buyer's feeding to %(name)s"),
+         N_("Moved from version %(from)s to version %(to)s"), N_("redeploy of v%(number)s: %(note)s"),
+         N_("redeploy of v%(number)s"))
 # The words of the clause references (``Rule 130(b) proviso (reading)``): translated word by word.
 CLAUSE_WORDS = (N_("Rule"), N_("proviso"), N_("Note"), N_("Explanation"), N_("heading"), N_("opening words"),
                 N_("reading"), N_("with"), N_("and its"), N_("and"), N_("day"), N_("(a)"), N_("(b)"), N_("(c)"),
@@ -411,6 +416,8 @@ def retranslate(text: Any, templates: tuple[str, ...] = MEMOS, language: str | N
     entry among ``templates`` it was made from, with its values (names) kept; else the text as it is."""
     text = str(text or "")
     catalogue = _catalogue(language)
+    if isinstance(templates, str):  # a filter's argument: "words" also looks the text up as words
+        templates = MEMOS
     for template in templates:
         match = _pattern(template).match(text)
         if match:
@@ -437,3 +444,41 @@ def format_clause(text: Any, language: str | None = None) -> str:
 def _catalogue(language: str | None) -> Any:
     """The catalogue of ``language``, or of the current request's language."""
     return translations_for(language or current_language())
+
+
+def message_json(message: Any) -> Any:
+    """A :class:`Message` as JSON data (template and parameters, nested messages and days kept), to
+    store beside its English text (the case history); any other value as text."""
+    if isinstance(message, Message):
+        return {"template": message.template, "params": {k: _param_json(v) for k, v in message.params.items()}}
+    return str(message)
+
+
+def _param_json(value: Any) -> Any:
+    if isinstance(value, Message):
+        return {"message": message_json(value)}
+    if isinstance(value, datetime):
+        return {"instant": value.isoformat()}
+    if isinstance(value, date):
+        return {"day": value.isoformat()}
+    return str(value)
+
+
+def message_from_json(data: Any) -> Any:
+    """The :class:`Message` that :func:`message_json` stored (a text stays a text)."""
+    if not isinstance(data, dict) or not isinstance(data.get("template"), str):
+        return str(data)
+    params = {}
+    for key, value in (data.get("params") or {}).items():
+        if isinstance(value, dict) and "message" in value:
+            params[key] = message_from_json(value["message"])
+        elif isinstance(value, dict) and "instant" in value:
+            params[key] = datetime.fromisoformat(value["instant"])
+        elif isinstance(value, dict) and "day" in value:
+            params[key] = date.fromisoformat(value["day"])
+        else:
+            params[key] = value
+    try:
+        return Message(data["template"], **params)
+    except (KeyError, ValueError, TypeError):
+        return str(data["template"])

@@ -29,6 +29,8 @@ DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("ap
 DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_("delivered to objector"),
              N_("kept by objector"), N_("died"), N_("escaped"), N_("in pound"))
 DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"), N_("webhook"), N_("inbox"))
+HISTORY = (N_("Cattle impounded"), N_("Appeal filed"), N_("Objection filed"), N_("Death recorded"),
+           N_("Escape recorded"), N_("Task reassigned"))
 EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),
                        N_("Incident retried: case released"), N_("Incident skipped: case released"))
 TASK_STATUSES = (N_("ready"), N_("overdue"), N_("mine"), N_("unclaimed"), N_("completed"), N_("cancelled"))

@@ -314,7 +314,7 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
-    objector = _text(objector, "the objector's name", "objector")
+    objector = _text(objector, M_("the objector's name"), "objector")
     run = _open_run(session, user, case_id)
     cf, now = run.cf, clock.now()
     if cf.notice is None:
@@ -360,7 +360,7 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
-    appellant = _text(appellant, "the appellant's name", "appellant")
+    appellant = _text(appellant, M_("the appellant's name"), "appellant")
     case = get_case(session, user, case_id)
     if case.status != "running":  # a case closed by the appeal timer: a late appeal still names the last day
         _check_appeal_deadline(casefile.load(case.file_json), clock.now())

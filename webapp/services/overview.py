@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
 
 from ..casefile import CaseFile
+from ..i18n import message_from_json
 from ..engine import runtime
 from ..store.models import Case, CaseEvent, LedgerEntry, ProcessVersion, User
 from . import ledger
@@ -194,6 +195,9 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
         return []
     if not isinstance(detail, dict):
         return [("", str(detail))]
+    if "message_i18n" in detail:  # a refusal: its message in the reader's language; the code is for programs
+        detail["message"] = message_from_json(detail.pop("message_i18n"))
+        detail.pop("code", None)
     return [(str(key), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
             for key, value in detail.items()]
 

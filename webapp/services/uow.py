@@ -21,7 +21,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .. import casefile, clock
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
-from ..i18n import M_
+from ..i18n import M_, message_json
 from ..store.models import Case, CaseEvent, ProcessVersion, User
 
 T = TypeVar("T")
@@ -71,7 +71,8 @@ def record_refusal(sessions: sessionmaker[Session], case_id: int, action: str, e
             return
         session.add(CaseEvent(case_id=case_id, at=clock.now(), kind="refusal", name=action, element_id=None,
                               actor_role=user.role if user else None, actor_user_id=user.id if user else None,
-                              detail_json=json.dumps({"code": error.code, "message": error.message})))
+                              detail_json=json.dumps({"code": error.code, "message": error.message,
+                                                      "message_i18n": message_json(error.message)})))
         session.commit()
 
 
