@@ -30,8 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 from .. import clock, logs
 from ..app import db_session, sessions
 from ..errors import NotPermitted
-from ..i18n import M_
-from ..i18n import format_instant_ms
+from ..i18n import M_, N_, format_instant_ms, translate
 from ..services import monitoring
 
 bp = Blueprint("monitor", __name__)
@@ -69,11 +68,11 @@ def fmt_seconds(value: float | None) -> str:
     if value is None:
         return "—"
     if value < 60:
-        return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+        return translate(N_("%(seconds)s s")) % {"seconds": f"{value:.3f}" if value < 10 else f"{value:.1f}"}
     minutes = int(value // 60)
     if minutes < 60:
-        return f"{minutes} min {int(value % 60):02d} s"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
+        return translate(N_("%(minutes)s min %(seconds)s s")) % {"minutes": minutes, "seconds": f"{int(value % 60):02d}"}
+    return translate(N_("%(hours)s h %(minutes)s min")) % {"hours": minutes // 60, "minutes": f"{minutes % 60:02d}"}
 
 
 @bp.get("/admin/timers")
