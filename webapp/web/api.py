@@ -230,6 +230,8 @@ def _history_json(session: Any, events: list[CaseEvent], tz: ZoneInfo) -> list[d
             detail = json.loads(event.detail_json or "{}")
         except ValueError:
             detail = {}
+        if isinstance(detail, dict):
+            detail.pop("message_i18n", None)  # the page's translation of a refusal; the API keeps the English
         item = {"at": event.at.astimezone(tz).isoformat(), "kind": event.kind, "name": event.name,
                 "element_id": event.element_id, "actor_role": event.actor_role, "actor": actor, "detail": detail}
         if event.kind == "notification":
