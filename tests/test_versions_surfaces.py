@@ -97,7 +97,7 @@ def test_admin_pages_list_compare_download_redeploy_and_move(drive, sessions, of
     assert "rule130_case 2 2 v1: 2" in page
     versions_page = client.get(f"/admin/processes/{P}/versions")
     assert versions_page.status_code == 200
-    assert "2 (current) 12-01-2026 04:30 admin reminders" in text_of(versions_page)
+    assert "2 (current) Monday, 12 January 2026 10:00 admin reminders" in text_of(versions_page)
 
     zipped = client.get(f"/admin/processes/{P}/versions/1/download")
     assert zipped.headers["Content-Disposition"] == 'attachment; filename="rule130_case-v1.zip"'
@@ -112,7 +112,7 @@ def test_admin_pages_list_compare_download_redeploy_and_move(drive, sessions, of
 
     plan = text_of(client.get(f"/admin/processes/{P}/versions/2/migrate"))
     assert "1 of 2 running case(s) can move." in plan
-    assert "RMP/2026/0002 1 yes bt_release_window: 2026-01-15T18:30:00+00:00 Move" in plan
+    assert "RMP/2026/0002 1 yes bt_release_window: Friday, 16 January 2026 00:00 Move" in plan
     assert "RMP/2026/0001 1 no task 'Objection to decide' (n_mg_decide) changed" in plan
     moved = client.post(f"/admin/processes/{P}/versions/2/migrate", data={}, follow_redirects=True)
     assert "1 case(s) moved to version 2: RMP/2026/0002; 1 could not move (see below)." in text_of(moved)
@@ -123,7 +123,7 @@ def test_admin_pages_list_compare_download_redeploy_and_move(drive, sessions, of
     redeployed = client.post(f"/admin/processes/{P}/versions/1/redeploy", data={"note": "rollback"},
                              follow_redirects=True)
     assert "Version 1 deployed again as version 3." in text_of(redeployed)
-    assert "3 (current) 12-01-2026 04:30 admin redeploy of v1: rollback" in text_of(redeployed)
+    assert "3 (current) Monday, 12 January 2026 10:00 admin redeploy of v1: rollback" in text_of(redeployed)
     trail = text_of(client.get("/admin/processes"))
     assert "redeploy rule130_case v1 → v3 admin redeploy of v1: rollback" in trail
     assert "move rule130_case v1 → v2 admin RMP/2026/0002" in trail
