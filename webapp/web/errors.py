@@ -92,7 +92,7 @@ def handle_http_error(error: HTTPException) -> Any:
               429: _("Too many requests")}
     messages = {400: _("The request could not be understood. Go back, reload the page and try again."),
                 413: _("What was sent is larger than this site accepts."),
-                429: _("Too many requests in a short time; wait a minute and try again.")}
+                429: error.description or _("Too many requests in a short time; wait a minute and try again.")}
     return _page("errors/error.html", status, title=titles.get(status, _("Error")),
                  message=messages.get(status, _("This request cannot be handled (error %(status)s).", status=status)))
 

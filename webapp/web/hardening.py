@@ -26,6 +26,8 @@ from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 
+from ..i18n import N_, translate
+
 CONTENT_SECURITY_POLICY = {
     "default-src": "'self'",
     "script-src": "'self'",
@@ -73,5 +75,6 @@ def init_app(app: Flask) -> None:
     app.extensions["rule130.limiter"] = limiter
     login_view = app.view_functions["auth.login"]
     app.view_functions["auth.login"] = limiter.limit(app.config["LOGIN_RATE_LIMIT"], methods=["POST"],
-                                                     error_message="Too many sign-in attempts from your "
-                                                     "address. Wait a minute and try again.")(login_view)
+                                                     error_message=lambda: translate(N_(
+                                                         "Too many sign-in attempts from your address. Wait a "
+                                                         "minute and try again.")))(login_view)
