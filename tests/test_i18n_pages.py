@@ -33,7 +33,7 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import deliveries, repository, tasks, users
+from webapp.services import deliveries, registers, repository, tasks, users
 from webapp.store.models import Case, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
@@ -157,7 +157,8 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     assert incident_ids and len(version_ids) == 2 and len(case_ids) == 5
     assert len(task_ids) >= 5  # appeal, remittance, record bid, release, and the order on the dispatched case
     return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "incident_id": incident_ids, "version_id": version_ids,
-            "process_id": [repository.PROCESS_ID], "number": [1, 2]}
+            "process_id": [repository.PROCESS_ID], "number": [1, 2], "code": ["RMP", "KHR"],
+            "register": list(registers.REGISTERS)}
 
 
 SKIPPED = {  # GET rules that answer no HTML page: files, JSON, the metrics text

@@ -116,9 +116,9 @@ def _day(text: str, name: str) -> date:
         day = date.fromisoformat(text.strip())
     except ValueError:
         raise Refused(M_("%(field)s: %(text)s is not a date; write it as YYYY-MM-DD, e.g. 2026-04-01",
-                         field=name, text=text[:40]), {name: "not a date"}) from None
+                         field=name, text=text[:40]), {name: M_("not a date")}) from None
     if not 1900 <= day.year <= 9000:
-        raise Refused(M_("%(field)s: the year %(year)s is out of range", field=name, year=day.year), {name: "year"})
+        raise Refused(M_("%(field)s: the year %(year)s is out of range", field=name, year=day.year), {name: M_("year")})
     return day
 
 
@@ -140,9 +140,9 @@ def period(panchayat: Panchayat, first: str | None = None, last: str | None = No
     first_day = _day(first, "from") if first and first.strip() else financial_year_start(last_day)
     if first_day > last_day:
         raise Refused(M_("the first day (%(first)s) is after the last day (%(last)s)", first=first_day, last=last_day),
-                      {"from": "after the last day"})
+                      {"from": M_("after the last day")})
     if (last_day - first_day).days >= MAX_PERIOD_DAYS:
-        raise Refused(M_("a period of at most %(days)s days, please", days=MAX_PERIOD_DAYS), {"from": "too long"})
+        raise Refused(M_("a period of at most %(days)s days, please", days=MAX_PERIOD_DAYS), {"from": M_("too long")})
     return Period(first_day, last_day, panchayat.timezone)
 
 
@@ -542,7 +542,7 @@ def csv_table(name: str, panchayat: Panchayat, data: Any) -> tuple[list[str], li
                          account.received, account.paid, account.closing])
         return (["account", "line", "at", "case_number", "counterparty", "counterparty_name", "kind", "clause",
                  "in", "out", "balance"], rows)
-    raise NotFound(f"no register {name}")
+    raise NotFound(M_("no register %(name)s", name=name))
 
 
 def write_csv(header: list[str], rows: list[list[Any]], tz: str) -> str:
