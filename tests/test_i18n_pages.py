@@ -5,8 +5,8 @@ must hold no English word outside a short allow-list.
 The pages come from ``app.url_map`` (every GET rule that answers HTML), their parameters from the
 data built here through the service layer: cases at several steps (a sale with an objection decided
 and an appeal pending, cattle sent to a receiving officer, a case on the notice board, a case held by
-an incident, a fresh impoundment), a second process version, e-mail deliveries, API tokens and timer
-firings. A GET rule whose parameters this test cannot fill fails the test, so a new page is crawled
+an incident, a fresh impoundment), what an administrator does (the incident retried, cases moved
+to another version, a version deployed again), e-mail deliveries, API tokens and timer firings. A GET rule whose parameters this test cannot fill fails the test, so a new page is crawled
 from the day it is added. Then every POST form found on those pages is sent as it stands (empty or
 default fields): the page that follows, with its flash message or its refusal, must be Hindi too.
 
@@ -33,7 +33,7 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import deliveries, registers, repository, tasks, users
+from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users, versions
 from webapp.store.models import Case, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
@@ -145,6 +145,13 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     fresh.start([{"species": "buffalo", "description": "brown cow", "tag": "RJ-77"}],
                 impounded_at="2026-03-02T09:00:00+05:30")
     board.move("2026-03-02T12:00:00+05:30")
+    # what an administrator does: retry the incident, move cases back to version 1, deploy version 1 again
+    admin = officers["administrator"]
+    incidents.retry(sessions, admin, 1)
+    assert any(m.moved for m in migration.move_all(sessions, admin, repository.PROCESS_ID, 1))
+    with sessions() as session:
+        versions.redeploy(session, admin, repository.PROCESS_ID, 1, "")
+        session.commit()
     with sessions() as session:
         users.create_token(session, "sec", "tablet of the secretary")
         session.commit()
@@ -154,10 +161,10 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
         case_ids = list(session.scalars(select(Case.id).order_by(Case.id)))
         task_ids = {(case_id, t.task_id) for case_id in case_ids
                     for t in tasks.case_tasks(session, session.get(Case, case_id))}
-    assert incident_ids and len(version_ids) == 2 and len(case_ids) == 5
+    assert incident_ids and len(version_ids) == 3 and len(case_ids) == 5
     assert len(task_ids) >= 5  # appeal, remittance, record bid, release, and the order on the dispatched case
     return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "incident_id": incident_ids, "version_id": version_ids,
-            "process_id": [repository.PROCESS_ID], "number": [1, 2], "code": ["RMP", "KHR"],
+            "process_id": [repository.PROCESS_ID], "number": [1, 2, 3], "code": ["RMP", "KHR"],
             "register": list(registers.REGISTERS)}
 
 
