@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy import select
 
 from webapp import clock
-from webapp.services import cases, tasks, users
-from webapp.store.models import Case, ProcessVersion, User
+from webapp.services import cases, documents, tasks, users
+from webapp.store.models import Case, CaseDocument, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD
 
@@ -76,6 +76,15 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /cases/<int:case_id>/notice": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
                                              appellate_authority=SCOPED, receiving_officer=SCOPED,
                                              administrator=SCOPED),
+    # a document issued in the case (the world gives each case one): its printable page and its PDF;
+    # another Panchayat's document is not found
+    "GET /cases/<int:case_id>/documents/<int:document_id>": every(302, pound_keeper=SCOPED, secretary=SCOPED,
+                                                                  sarpanch=SCOPED, appellate_authority=SCOPED,
+                                                                  receiving_officer=SCOPED, administrator=SCOPED),
+    "GET /cases/<int:case_id>/documents/<int:document_id>.pdf": every(302, pound_keeper=SCOPED, secretary=SCOPED,
+                                                                      sarpanch=SCOPED, appellate_authority=SCOPED,
+                                                                      receiving_officer=SCOPED,
+                                                                      administrator=SCOPED),
     # the ready task is "Release cattle to owner" (pound keeper's lane)
     "GET /cases/<int:case_id>/tasks/<task_id>": every(302, pound_keeper=SCOPED, secretary=(403, 404),
                                                       sarpanch=(403, 404), appellate_authority=(403, 404),
@@ -257,6 +266,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "number": lambda w, side: 1,
     "code": lambda w, side: "RMP" if side == "own" else "FAR",  # a Panchayat's registers
     "register": lambda w, side: "statement",
+    "document_id": lambda w, side: w.documents[side],
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}
@@ -284,7 +294,21 @@ def world(sessions, officers, virtual_clock):
         other_task = tasks.case_tasks(session, other)[0]
         assert own_task.element_id == other_task.element_id == "ut_release"
         version_id = session.scalar(select(ProcessVersion.id).order_by(ProcessVersion.id.desc()))
-        return World(sessions, own, other, own_task.task_id, other_task.task_id, version_id)
+        world = World(sessions, own, other, own_task.task_id, other_task.task_id, version_id)
+        world.documents = {side: _document(session, case) for side, case in (("own", own), ("other", other))}
+        session.commit()
+        return world
+
+
+def _document(session, case: Case) -> int:
+    """A stored document of ``case`` (as webapp.services.documents keeps one), for the document routes."""
+    html = f"<article class=\"document\"><h1>Notice of impounded cattle</h1><p>{case.case_number}</p></article>\n"
+    row = CaseDocument(case_id=case.id, key="notice", kind="notice", number=f"{case.case_number}/N1", language="en",
+                       title="Notice of impounded cattle", clause="Rule 130(a) and (b)", issued_at=clock.now(),
+                       issued_by=None, html=html, sha256=documents.sha256(html))
+    session.add(row)
+    session.flush()
+    return row.id
 
 
 @pytest.fixture

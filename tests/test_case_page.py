@@ -65,7 +65,11 @@ def test_the_case_page_shows_deadlines_next_timer_parties_money_and_audit_trail(
     assert "buyer: balance -₹12,500.00" in buyer.text_content()
 
     documents = section_text(doc, "documents")
-    assert "Printable notice — Rule 130(a) and (b), published Friday, 9 January 2026" in documents
+    # the documents issued so far, each with its number, instant and clause, in English and Hindi
+    assert "Notice of impounded cattle RMP/2026/0001/N1 Friday, 9 January 2026 11:00 Rule 130(a) and (b)" in documents
+    assert ("Receipt for auction money (conditional sale) RMP/2026/0001/R1 Saturday, 10 January 2026 15:00 "
+            "Rule 130(b)") in documents
+    assert documents.count("printable page") == 4 and "हिन्दी:" in documents
 
     # the audit trail: who, when, with which data, under which clause
     rows = [[re.sub(r"\s+", " ", td.text_content()).strip() for td in row.xpath("td")]

@@ -23,7 +23,7 @@ from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermi
 from ..i18n import OR, M_, message_list
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from ..tariff import DEFAULT_TARIFF
-from . import alerts, ledger, notifications, repository, uow, users
+from . import alerts, documents, ledger, notifications, repository, uow, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -46,6 +46,7 @@ class CaseRun:
         self.ledger = ledger.CaseLedger(session, case, user.id if user else None)
         self.notified_roles: set[str] = set()  # roles the diagram notified in this unit of work
         self._ready_before: set[str] | None = None  # ready user tasks before the first run (alerts)
+        self._documents_before = documents.due_keys(self.cf)  # an act of this unit of work issues the rest
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
@@ -125,8 +126,19 @@ class CaseRun:
         self.case.receiving_officer_id = cf.dispatch.receiver_user_id if cf.dispatch else None
         self.case.notice_last_day = cf.notice.last_day.isoformat() if cf.notice else None
 
+    def issue_documents(self) -> None:
+        """Issue, in this transaction, the documents the acts of this unit of work produced (the notice,
+        a sale receipt, an order on an objection, a delivery order, a remittance acknowledgement:
+        webapp.services.documents), each with a history row holding its number and hashes."""
+        for rows in documents.issue_new(self.session, self.case, self.cf, self._documents_before, self.user,
+                                        clock.now()):
+            self.event("document", documents.KINDS[rows[0].kind][0], actor_role=self.user.role if self.user else None,
+                       detail=documents.history_detail(rows))
+        self._documents_before = documents.due_keys(self.cf)
+
     def save(self) -> None:
-        """Store state, file and the list columns; check the ledger invariants (same transaction)."""
+        """Store state, file and the list columns; issue the documents of the acts done; check the
+        ledger invariants (same transaction)."""
         for timer in runtime.armed_timers(self.wf):
             self.cf.timers[timer.bpmn_id] = timer.due.isoformat()
         closed = self.wf.is_completed()
@@ -134,6 +146,7 @@ class CaseRun:
             alerts.tasks_ready(self, self._ready_before, self.notified_roles)
             self._ready_before = alerts.ready_ids(self)
         self._sync_columns()
+        self.issue_documents()
         self.case.state_json = runtime.dump_state(self.wf)
         self.case.file_json = casefile.dump(self.cf)
         uow.remember_state(self.session, self.case, self.wf, self.cf, self.case.state_json,

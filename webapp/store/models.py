@@ -370,3 +370,26 @@ class ProcessAudit(Base):
     case_id: Mapped[int | None] = mapped_column(ForeignKey("case_instance.id"), index=True)
     note: Mapped[str] = mapped_column(Text, default="")
     detail_json: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class CaseDocument(Base):
+    """A document of a case exactly as issued, in one language: the notice of clause (a), the sale
+    receipt of (b), an order on an objection (c), a delivery order ((c) Explanation, (d)), the
+    remittance acknowledgement ((b) proviso). ``html`` is the issued text, never changed;
+    ``sha256`` is the SHA-256 (hex) of its UTF-8 bytes. ``key`` names the act within the case
+    (``notice``, ``sale_receipt:1``, ``objection_order:2`` ...); each key is issued once per language."""
+
+    __tablename__ = "case_document"
+    __table_args__ = (UniqueConstraint("case_id", "key", "language"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    key: Mapped[str] = mapped_column(String(40))
+    kind: Mapped[str] = mapped_column(String(32))
+    number: Mapped[str] = mapped_column(String(60))  # e.g. RMP/2026/0001/R1, the same in both languages
+    language: Mapped[str] = mapped_column(String(8))  # en | hi
+    title: Mapped[str] = mapped_column(String(200))  # in the document's language
+    clause: Mapped[str] = mapped_column(String(100))
+    issued_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    issued_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    html: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))

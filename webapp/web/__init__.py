@@ -30,3 +30,5 @@ def register(app: Flask) -> None:
     app.register_blueprint(language.bp)
     from . import registers
     app.register_blueprint(registers.bp)
+    from . import documents
+    app.register_blueprint(documents.bp)

@@ -22,7 +22,7 @@ from .. import casefile, clock
 from ..i18n import localize, translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
-from ..services import cases, ledger, notifications, overview, search, tasklist, tasks, uow
+from ..services import cases, documents, ledger, notifications, overview, search, tasklist, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
@@ -314,6 +314,7 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "history": overview.audit_trail(session, case, version),
         "entries": entries, "accounts": overview.accounts(entries),
         "parties": overview.parties(cf),
+        "documents": documents.list_for_case(session, case),
         "version": version, "marks": marks, "done": marks.done, "active": marks.active, "waiting": marks.waiting,
         "active_names": [names.get(i) or i for i in marks.active],
         "waiting_names": [names.get(i) or i for i in marks.waiting],

@@ -1,0 +1,346 @@
+"""Documents of a case (issue 5, item 4): issued at the act that produces them, kept exactly as
+issued in English and Hindi, printed as pages and as PDF.
+
+Scenario s1 is driven through the service layer as ``webapp.simulate`` drives it, by the officers
+of Panchayat RMP (Rampura, district Jaipur); the PDF text is read back with pypdf.
+
+Reading Hindi back from a PDF: a PDF maps each *glyph* to text once (its ToUnicode table, filled
+from the first cluster the glyph appeared in), so Devanagari comes out with vowel signs and the
+reph displaced (रविवार may read रविविार). Hindi is therefore compared on its base letters
+(:func:`letters`): vowel signs, virama, nukta, bindus and र dropped, doubled letters collapsed, on
+both sides (and the reph's cluster in the PDF's text). Everything in Latin script (case number, tags, places, ₹ amounts, digits) is compared
+exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import unicodedata
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from pypdf import PdfReader
+from sqlalchemy import select
+
+from webapp import casefile, clock, simulate
+from webapp.services import cases, documents, uow
+from webapp.store import audit
+from webapp.store.models import Case, CaseDocument, CaseEvent, Panchayat
+
+from .conftest import PASSWORD, SCENARIOS
+
+ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority")
+
+
+# -- driving a scenario through the services ------------------------------------------------------
+
+def run_scenario(sessions, officers, virtual_clock, name: str, *, until_step: int | None = None) -> int:
+    """Run scenario ``name`` (tests/scenarios) for Panchayat RMP's officers, step by step as
+    ``webapp.simulate`` does (timers due before a step fire first); returns the case id."""
+    scenario = simulate.load_scenario(next(SCENARIOS.glob(f"{name}-*.yaml")))
+    people = {role: officers[role] for role in ROLES}
+    c = scenario.case
+    virtual_clock.set(c["impounded_at"])
+    case = uow.perform(sessions, "start_case", cases.start_case, people["pound_keeper"],
+                       impounded_at=c["impounded_at"], place_seized=c["place_seized"],
+                       place_impounded=c["place_impounded"], nearest_village=c["nearest_village"],
+                       animals=c["animals"], tariff=scenario.tariff)
+    receivers = {}
+    for step in scenario.steps[:until_step]:
+        simulate.fire_until(sessions, case.id, virtual_clock, step.at)
+        virtual_clock.set(step.at)
+        try:
+            simulate._perform(sessions, case.id, step, people, receivers, "t")
+        except Exception:
+            if not step.expect_error:
+                raise
+    if until_step is None:
+        simulate.fire_until(sessions, case.id, virtual_clock, None)
+    return case.id
+
+
+def docs(sessions, case_id: int) -> dict[tuple[str, str], CaseDocument]:
+    with sessions() as session:
+        rows = session.scalars(select(CaseDocument).where(CaseDocument.case_id == case_id))
+        return {(row.key, row.language): row for row in rows}
+
+
+def pdf_text(body: bytes) -> str:
+    """The text of every page, whitespace runs as one space."""
+    assert body.startswith(b"%PDF-")
+    return re.sub(r"\s+", " ", " ".join(page.extract_text() for page in PdfReader(io.BytesIO(body)).pages))
+
+
+def letters(text: str, *, from_pdf: bool = False) -> str:
+    """Devanagari reduced to its base letters, as glyph-by-glyph PDF text keeps them (module docstring).
+
+    In text read from a PDF a reph glyph reads as the whole cluster it was first drawn in (र्त for the
+    reph of शर्त, wherever it stands), so there the reph and the letter after it are dropped."""
+    text = unicodedata.normalize("NFC", text)
+    if from_pdf:
+        text = re.sub("र्.", "", text)
+    kept = [ch for ch in text
+            if not ch.isspace() and ch not in "र\u200c\u200d" and unicodedata.category(ch) not in ("Mn", "Mc")]
+    return re.sub(r"(.)\1+", r"\1", "".join(kept))
+
+
+def login(client, username: str) -> None:
+    response = client.post("/login", data={"username": username, "password": PASSWORD})
+    assert response.status_code == 302
+
+
+# -- s1: the notice and the sale receipt -------------------------------------------------------------
+
+S1_ENGLISH = {
+    "notice": [
+        "Gram Panchayat Rampura, district Jaipur", "Notice of impounded cattle", "No. RMP/2026/0001/N1",
+        "Case RMP/2026/0001", "Rule 130(a) and (b), Rajasthan Panchayati Raj Rules, 1996",
+        # (i) the number and description of the cattle
+        "The following 2 heads of cattle", "Number and description of the cattle: 2",
+        "1 cow brown cow, white patch on forehead RJ-1001", "2 cow black cow, left horn broken RJ-1002",
+        # (ii) the place seized, (iii) the place impounded; the village of publication (Note)
+        "Place seized Bhimpura", "Place impounded Kanji House, Rampura", "Published in the village of Bhimpura",
+        "impounded at Kanji House, Rampura on Monday, 5 January 2026",
+        # the period (not less than 30 days) and its last day: published 2026-01-09 + 30 = 2026-02-08
+        "Published on Friday, 9 January 2026", "Objection period 30 days after the day of publication",
+        "Last day for objections Sunday, 8 February 2026",
+        "until the end of Sunday, 8 February 2026. No objection will be entertained after that day.",
+        # (b): the conditional auction held with the notice, on three days, and the full price
+        "on Friday, 9 January 2026, Saturday, 10 January 2026 and Sunday, 11 January 2026, at Kanji House, Rampura",
+        "Full price of the lot ₹12,000.00", "(condition (b)(i))", "(condition (b)(ii))",
+        "Issued on Friday, 9 January 2026 11:00 · recorded by Secretary",
+        "Secretary (Village Development Officer), Gram Panchayat Rampura",
+    ],
+    "sale_receipt:1": [
+        "Receipt for auction money (conditional sale)", "No. RMP/2026/0001/R1", "Case RMP/2026/0001",
+        "Received from Bidder B the sum of ₹12,500.00", "deposited in the suspense account",
+        "1 cow brown cow, white patch on forehead RJ-1001", "2 cow black cow, left horn broken RJ-1002",
+        "Buyer Bidder B", "Auction money received ₹12,500.00", "Day of sale Saturday, 10 January 2026",
+        "a bid at or above the full price of ₹12,000.00 closed the auction",
+        # condition (b)(i): sale day 2026-01-10 + 30 = 2026-02-09, or the final decision if later
+        "No transfer of ownership until Monday, 9 February 2026 or the final decision, if later",
+        "(i) The buyer shall not transfer the ownership of the cattle until the end of Monday, 9 February 2026 "
+        "(30 days after the day of sale), or, where an objection or an appeal is filed, until the final decision",
+        # condition (b)(ii): return on repayment of the auction money and the feeding (2 cows x ₹60.00 a day)
+        "(ii) If the Gram Panchayat so orders, the buyer shall return the cattle to the Gram Panchayat and will be "
+        "paid back the auction money (₹12,500.00) and the expenses of feeding the cattle",
+        "(₹120.00 per day for these cattle)", "Issued on Saturday, 10 January 2026 15:00",
+    ],
+}
+S1_HINDI_LATIN = {  # in the Hindi documents: Latin script, compared exactly
+    "notice": ["RMP/2026/0001/N1", "RMP/2026/0001", "RJ-1001", "RJ-1002", "brown cow, white patch on forehead",
+               "black cow, left horn broken", "Bhimpura", "Kanji House, Rampura", "₹12,000.00", "130", "2026"],
+    "sale_receipt:1": ["RMP/2026/0001/R1", "Bidder B", "₹12,500.00", "₹12,000.00", "₹120.00", "RJ-1001", "RJ-1002"],
+}
+S1_HINDI = {  # in the Hindi documents: Devanagari, compared on base letters
+    "notice": ["ग्राम पंचायत Rampura", "ज़िला Jaipur", "कांजी हाउस में निरुद्ध पशुओं की सूचना", "प्रकरण RMP/2026/0001",
+               "नियम 130(क) और (ख), राजस्थान पंचायती राज नियम, 1996", "पशुओं की संख्या और विवरण: 2", "गाय",
+               "पकड़ने का स्थान Bhimpura", "निरुद्ध करने का स्थान Kanji House, Rampura", "प्रकाशन का गाँव Bhimpura",
+               "प्रकाशन की तिथि शुक्रवार, 9 जनवरी 2026", "आपत्ति का अंतिम दिन रविवार, 8 फ़रवरी 2026",
+               "रविवार, 8 फ़रवरी 2026 की समाप्ति तक", "उस दिन के बाद कोई आपत्ति स्वीकार नहीं की जाएगी",
+               "सशर्त नीलामी", "शनिवार, 10 जनवरी 2026", "शर्त (ख)(i)", "शर्त (ख)(ii)"],
+    "sale_receipt:1": ["नीलामी राशि की रसीद (सशर्त बिक्री)", "क्रमांक RMP/2026/0001/R1", "Bidder B से ₹12,500.00 की राशि प्राप्त हुई",
+                       "उचंत खाते में जमा", "क्रेता Bidder B", "बिक्री का दिन शनिवार, 10 जनवरी 2026",
+                       "स्वामित्व का हस्तांतरण वर्जित सोमवार, 9 फ़रवरी 2026 तक, या अंतिम निर्णय तक",
+                       "बिक्री की शर्तें (नियम 130(ख))",
+                       "(i) क्रेता सोमवार, 9 फ़रवरी 2026 की समाप्ति तक (बिक्री के दिन के बाद 30 दिन) पशुओं का स्वामित्व हस्तांतरित नहीं करेगा",
+                       "(ii) ग्राम पंचायत के आदेश पर क्रेता पशु ग्राम पंचायत को लौटाएगा",
+                       "नीलामी की राशि (₹12,500.00)", "(इन पशुओं के लिए ₹120.00 प्रतिदिन)"],
+}
+
+
+def test_s1_notice_and_sale_receipt_pdfs_state_every_particular_in_english_and_hindi(app, sessions, officers,
+                                                                                      virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1")
+    with sessions() as session:  # the dates as RULE130.md computes them, for the case itself
+        summary = cases.summary(session, session.get(Case, case_id))
+    assert summary["deadlines"]["objection_last_day"] == date(2026, 2, 8)
+    assert summary["sale"]["transfer_lock_until"] == date(2026, 2, 9)
+    found = docs(sessions, case_id)
+    assert sorted(found) == [("notice", "en"), ("notice", "hi"), ("sale_receipt:1", "en"), ("sale_receipt:1", "hi")]
+    client = app.test_client()
+    login(client, "sec")
+    for key in ("notice", "sale_receipt:1"):
+        english = client.get(f"/cases/{case_id}/documents/{found[key, 'en'].id}.pdf")
+        assert english.status_code == 200 and english.mimetype == "application/pdf"
+        text = pdf_text(english.data)
+        missing = [wanted for wanted in S1_ENGLISH[key] if wanted not in text]
+        assert not missing, f"{key} (English PDF) lacks {missing}\n{text}"
+        hindi = client.get(f"/cases/{case_id}/documents/{found[key, 'hi'].id}.pdf")
+        assert hindi.status_code == 200
+        text = pdf_text(hindi.data)
+        missing = [wanted for wanted in S1_HINDI_LATIN[key] if wanted not in text]
+        missing += [wanted for wanted in S1_HINDI[key] if letters(wanted) not in letters(text, from_pdf=True)]
+        assert not missing, f"{key} (Hindi PDF) lacks {missing}\n{text}"
+        assert "Received from" not in text and "Notice of impounded" not in text  # no English left in Hindi
+        # the PDF names the text it was made from
+        assert found[key, "hi"].sha256 in text
+
+
+def test_amounts_of_a_lakh_and_more_are_grouped_the_indian_way_in_both_languages(app, sessions, officers,
+                                                                                 virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)
+    secretary = officers["secretary"]
+    virtual_clock.set(simulate._instant("2026-01-09T11:00:00+05:30", "at"))
+    from webapp.services import tasks
+    uow.perform(sessions, "publish_notice", tasks.act, secretary, case_id, "ut_publish_notice",
+                {"objection_period_days": 45, "full_price": "150000.00"}, case_id=case_id, user=secretary)
+    uow.perform(sessions, "bid", tasks.act, secretary, case_id, "ut_record_bid",
+                {"bidder": "Bidder C", "amount": "1234567.50"}, case_id=case_id, user=secretary)
+    found = docs(sessions, case_id)
+    client = app.test_client()
+    login(client, "sec")
+    for language in ("en", "hi"):
+        notice = pdf_text(client.get(f"/cases/{case_id}/documents/{found['notice', language].id}.pdf").data)
+        receipt = pdf_text(client.get(f"/cases/{case_id}/documents/{found['sale_receipt:1', language].id}.pdf").data)
+        assert "₹1,50,000.00" in notice and "₹12,34,567.50" in receipt and "₹1,50,000.00" in receipt
+    # 45 days after 2026-01-09: the last day for objections is 2026-02-23
+    english = pdf_text(client.get(f"/cases/{case_id}/documents/{found['notice', 'en'].id}.pdf").data)
+    assert "Last day for objections Monday, 23 February 2026" in english
+    assert "Objection period 45 days after the day of publication" in english
+
+
+# -- issued once, at the act, and never changed --------------------------------------------------------
+
+def test_each_document_is_issued_in_the_transaction_of_its_act_with_its_hash_in_the_audit_trail(
+        sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1")
+    found = docs(sessions, case_id)
+    notice, receipt = found["notice", "en"], found["sale_receipt:1", "en"]
+    # the moment of the act: publishing at 11:00 IST on 2026-01-09, the full-price bid at 15:00 on 2026-01-10
+    assert notice.issued_at.isoformat() == "2026-01-09T05:30:00+00:00"
+    assert receipt.issued_at.isoformat() == "2026-01-10T09:30:00+00:00"
+    assert notice.issued_by == receipt.issued_by == officers["secretary"].id
+    assert (notice.number, receipt.number) == ("RMP/2026/0001/N1", "RMP/2026/0001/R1")
+    for row in found.values():
+        assert row.sha256 == hashlib.sha256(row.html.encode("utf-8")).hexdigest()
+    with sessions() as session:
+        events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case_id, CaseEvent.kind == "document")
+                                 .order_by(CaseEvent.id)).all()
+        assert [(e.name, e.at) for e in events] == [("Notice of impounded cattle", notice.issued_at),
+                                                    ("Receipt for auction money (conditional sale)",
+                                                     receipt.issued_at)]
+        assert json.loads(events[1].detail_json) == {"document": "RMP/2026/0001/R1",
+                                                     "sha256_en": receipt.sha256,
+                                                     "sha256_hi": found["sale_receipt:1", "hi"].sha256}
+        assert audit.verify(session).ok  # the history rows, with the hashes, are in the audit chain
+        case = session.get(Case, case_id)
+        assert documents.intact(session, case, session.get(CaseDocument, receipt.id))
+    # the order that the auction stand, and the timers after it, issued nothing more
+    assert len(found) == 4
+
+
+def test_a_refused_act_issues_no_document(sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)
+    secretary = officers["secretary"]
+    virtual_clock.set(simulate._instant("2026-01-09T11:00:00+05:30", "at"))
+    from webapp.errors import Refused
+    from webapp.services import tasks
+    with pytest.raises(Refused, match="30"):
+        uow.perform(sessions, "publish_notice", tasks.act, secretary, case_id, "ut_publish_notice",
+                    {"objection_period_days": 29, "full_price": "12000.00"}, case_id=case_id, user=secretary)
+    assert docs(sessions, case_id) == {}
+
+
+def test_a_reprint_is_the_same_document_after_the_panchayat_and_the_tariff_change(app, sessions, officers,
+                                                                                  virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1")
+    found = docs(sessions, case_id)
+    receipt = found["sale_receipt:1", "en"]
+    client = app.test_client()
+    login(client, "sec")
+    first_pdf = client.get(f"/cases/{case_id}/documents/{receipt.id}.pdf").data
+    first_page = client.get(f"/cases/{case_id}/documents/{receipt.id}").get_data(as_text=True)
+    assert receipt.html in first_page and receipt.sha256 in first_page
+    assert "no longer matches" not in first_page
+
+    # later: the Panchayat is renamed, and the feeding rate of the lot is changed
+    with sessions() as session:
+        session.get(Panchayat, session.get(Case, case_id).panchayat_id).name = "Rampura Khurd"
+        case = session.get(Case, case_id)
+        cf = casefile.load(case.file_json)
+        for animal in cf.animals:
+            animal.feeding_per_day = Decimal("75.00")
+        case.file_json = casefile.dump(cf)
+        session.commit()
+        case = session.get(Case, case_id)
+        fresh = documents.render("en", "sale_receipt", documents.context(
+            session, case, cf, documents.Due("sale_receipt:1", "sale_receipt"),
+            documents.Issuer("Rampura Khurd", "Jaipur", "Vikas Adhikari"), receipt.issued_at, receipt.number))
+    # a new rendering would differ (so the comparison below can fail) ...
+    assert "Rampura Khurd" in fresh and "₹150.00 per day" in fresh and documents.sha256(fresh) != receipt.sha256
+    # ... but the reprint is the stored document: the same text, hash and PDF bytes
+    assert docs(sessions, case_id)["sale_receipt:1", "en"].html == receipt.html
+    second_pdf = client.get(f"/cases/{case_id}/documents/{receipt.id}.pdf").data
+    assert hashlib.sha256(second_pdf).hexdigest() == hashlib.sha256(first_pdf).hexdigest()
+    second_page = client.get(f"/cases/{case_id}/documents/{receipt.id}").get_data(as_text=True)
+    assert receipt.html in second_page and "Rampura Khurd" not in second_page
+    assert "₹120.00 per day" in pdf_text(second_pdf)
+
+
+def test_a_stored_document_changed_behind_the_products_back_is_flagged(app, sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
+    notice = docs(sessions, case_id)["notice", "en"]
+    with sessions() as session:  # both the text and its stored hash rewritten: the audit trail still knows
+        row = session.get(CaseDocument, notice.id)
+        row.html = row.html.replace("₹12,000.00", "₹2,000.00")
+        row.sha256 = documents.sha256(row.html)
+        session.commit()
+    client = app.test_client()
+    login(client, "sec")
+    page = client.get(f"/cases/{case_id}/documents/{notice.id}").get_data(as_text=True)
+    assert "no longer matches the SHA-256 recorded when it was issued" in page
+
+
+# -- the case page and scope -----------------------------------------------------------------------------
+
+def test_the_case_page_lists_each_document_with_both_languages_in_the_officers_language(app, sessions, officers,
+                                                                                        virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1")
+    found = docs(sessions, case_id)
+    client = app.test_client()
+    login(client, "sar")
+    page = client.get(f"/cases/{case_id}").get_data(as_text=True)
+    for key in ("notice", "sale_receipt:1"):
+        for language in ("en", "hi"):
+            row = found[key, language]
+            assert f'href="/cases/{case_id}/documents/{row.id}"' in page
+            assert f'href="/cases/{case_id}/documents/{row.id}.pdf"' in page
+    assert "Receipt for auction money (conditional sale)" in page and "RMP/2026/0001/R1" in page
+    client.post("/language", data={"lang": "hi", "next": f"/cases/{case_id}"})
+    page = client.get(f"/cases/{case_id}").get_data(as_text=True)
+    assert "नीलामी राशि की रसीद (सशर्त बिक्री)" in page and "छापने योग्य पृष्ठ" in page
+    assert "Receipt for auction money" not in page
+    hindi = client.get(f"/cases/{case_id}/documents/{found['notice', 'hi'].id}")
+    assert hindi.status_code == 200 and '<html lang="hi">' in hindi.get_data(as_text=True)
+    assert "style=" not in hindi.get_data(as_text=True) and "<script" not in hindi.get_data(as_text=True)
+
+
+def test_an_officer_of_another_panchayat_gets_404_for_a_document(app, sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
+    notice = docs(sessions, case_id)["notice", "hi"]
+    other = app.test_client()
+    login(other, "sec-khr")  # secretary of Kheri, same Samiti
+    for url in (f"/cases/{case_id}/documents/{notice.id}", f"/cases/{case_id}/documents/{notice.id}.pdf"):
+        assert other.get(url).status_code == 404
+    # a case of Kheri's own does not open RMP's document either
+    with sessions() as session:
+        from webapp.services import users
+        keeper = users.create_user(session, "pk-khr", PASSWORD, "pound_keeper", panchayat_code="KHR",
+                                   password_method="pbkdf2:sha256:1000")
+        kheri_case = cases.start_case(session, keeper, impounded_at=clock.now(), place_seized="Kheri",
+                                      place_impounded="Kanji House, Kheri", nearest_village="Kheri",
+                                      animals=[{"species": "goat", "description": "white goat"}])
+        session.commit()
+        kheri_case_id = kheri_case.id
+    assert other.get(f"/cases/{kheri_case_id}/documents/{notice.id}").status_code == 404
+    assert other.get(f"/cases/{kheri_case_id}/documents/{notice.id}.pdf").status_code == 404
+    own = app.test_client()
+    login(own, "sec")
+    assert own.get(f"/cases/{case_id}/documents/{notice.id}").status_code == 200
+    assert own.get(f"/cases/{case_id}/documents/99999999").status_code == 404
+    assert app.test_client().get(f"/cases/{case_id}/documents/{notice.id}").status_code == 302  # sign in first

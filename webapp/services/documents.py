@@ -1,0 +1,379 @@
+"""The documents of a case, issued once and kept exactly as issued (issue 5, item 4).
+
+Five kinds, each produced by one act of the case and issued inside that act's transaction:
+
+==========================  ============================================  ==================================
+kind                        the act                                       clause
+==========================  ============================================  ==================================
+``notice``                  the secretary publishes the notice            Rule 130(a), (b)
+``sale_receipt``            a conditional sale (full price, or the        Rule 130(b), conditions (b)(i), (ii)
+                            sarpanch accepts the highest bid)
+``objection_order``         the sarpanch decides a claim: proved / not    Rule 130(c)
+``delivery_order``          interim delivery on security; delivery to     Rule 130(c) Explanation; 130(d)
+                            the owner whose claim is final
+``remittance``              the receiving officer records the remittance  Rule 130(b) proviso
+==========================  ============================================  ==================================
+
+Each document is rendered at once in English and in Hindi (a plain Jinja environment with the
+gettext catalogue of the language: no request is needed, so the simulator, the API and the timer
+worker issue them too) and stored per language as the exact HTML text with the SHA-256 of its
+UTF-8 bytes (:class:`~webapp.store.models.CaseDocument`). The issue is also a case history row
+whose detail holds both hashes, so it enters the hash-chained audit trail (webapp.store.audit).
+A reprint serves the stored text, never a new rendering: later changes of the tariff, the
+Panchayat's name or the templates do not alter an issued document. The PDF is WeasyPrint's
+rendering of that same stored text (webapp.pdf), byte-identical on every reprint.
+
+A document is issued for an act *of this unit of work* only: :func:`due_keys` of the case file
+before and after the act are compared (:meth:`webapp.services.cases.CaseRun.save`), so a case
+that predates this module does not get back-dated documents when it next moves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .. import fees, i18n
+from ..casefile import Animal, CaseFile
+from ..errors import NotFound
+from ..i18n import N_
+from ..store.models import Case, CaseDocument, Panchayat, User
+from . import ledger
+
+LANGUAGES = ("en", "hi")
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "documents"
+TRANSFER_LOCK_DAYS = 30  # condition (b)(i): no transfer within 30 days of the sale
+
+# kind -> (title, clause (both catalogue msgids), number prefix, the officer who signs)
+KINDS: dict[str, tuple[str, str, str, str]] = {
+    "notice": (N_("Notice of impounded cattle"), N_("Rule 130(a) and (b)"), "N", "secretary"),
+    "sale_receipt": (N_("Receipt for auction money (conditional sale)"), N_("Rule 130(b)"), "R", "secretary"),
+    "objection_order": (N_("Order on an objection"), N_("Rule 130(c)"), "O", "sarpanch"),
+    "delivery_order": (N_("Delivery order"), N_("Rule 130(c) and (d)"), "D", "secretary"),
+    "interim_delivery_order": (N_("Order of interim delivery on security"), N_("Rule 130(c) Explanation"), "D",
+                               "sarpanch"),
+    "remittance": (N_("Acknowledgement of sale proceeds remitted"), N_("Rule 130(b) proviso"), "A", "secretary"),
+}
+# interim and final delivery orders are both "delivery orders" (one number series, one list heading)
+SERIES = {"interim_delivery_order": "delivery_order"}
+
+
+# -- which documents the case file calls for ---------------------------------------------------
+
+@dataclass(frozen=True)
+class Due:
+    """A document the case file calls for: ``key`` is unique within the case (``notice``,
+    ``sale_receipt:1`` (auction round), ``objection_order:2`` (position of the objection),
+    ``delivery_order:interim``, ``delivery_order``, ``remittance``); ``kind`` is a key of :data:`KINDS`;
+    ``objection`` the 1-based position of the objection an order is about."""
+
+    key: str
+    kind: str
+    objection: int | None = None
+
+
+def due(cf: CaseFile) -> list[Due]:
+    """Every document the facts of ``cf`` call for, in the order the acts happen in a case."""
+    found: list[Due] = []
+    if cf.notice is not None:
+        found.append(Due("notice", "notice"))
+    if cf.interim is not None:
+        found.append(Due("delivery_order:interim", "interim_delivery_order"))
+    if cf.dispatch is not None and cf.dispatch.remitted_on is not None:
+        found.append(Due("remittance", "remittance"))
+    if cf.sale is not None:
+        found.append(Due(f"sale_receipt:{cf.sale.auction_round}", "sale_receipt"))
+    for position, objection in enumerate(cf.objections, start=1):
+        if objection.decision in ("proved", "not_proved") and objection.decided_on is not None:
+            found.append(Due(f"objection_order:{position}", "objection_order", position))
+    if cf.delivered_on is not None:
+        found.append(Due("delivery_order", "delivery_order"))
+    return found
+
+
+def due_keys(cf: CaseFile) -> set[str]:
+    """The keys of :func:`due` (compared before and after an act)."""
+    return {d.key for d in due(cf)}
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+_environments: dict[str, Environment] = {}
+
+
+def environment(language: str) -> Environment:
+    """The Jinja environment of ``language`` for the document templates (``templates/documents``):
+    autoescaped HTML, ``_``/``ngettext`` from that language's catalogue (Flask-Babel's ``%(name)s``
+    style), and the filters ``day``, ``when``, ``rupees``, ``words``, ``listing`` of webapp.i18n."""
+    if language not in _environments:
+        catalogue = i18n.translations_for(language)
+
+        def gettext(message: str, **params: Any) -> str:
+            text = catalogue.gettext(message)
+            return text % params if params else text
+
+        def ngettext(singular: str, plural: str, num: int, **params: Any) -> str:
+            params.setdefault("num", num)
+            return catalogue.ngettext(singular, plural, num) % params
+
+        def words(value: Any) -> str:
+            text = str(value or "").replace("_", " ")
+            return catalogue.gettext(text) if text else text
+
+        env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
+                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        env.globals.update(_=gettext, gettext=gettext, ngettext=ngettext, language=language)
+        env.filters.update(day=partial(_day, language=language), rupees=partial(i18n.format_rupees, language=language),
+                           when=lambda value, tz: i18n.format_instant(value, tz, language), words=words,
+                           listing=partial(i18n.format_listing, language=language))
+        _environments[language] = env
+    return _environments[language]
+
+
+def _day(value: date | None, language: str) -> str:
+    return i18n.format_day(value, language)
+
+
+def title_of(kind: str, language: str) -> str:
+    """The document's title in ``language`` (the catalogue's translation of :data:`KINDS`)."""
+    return i18n.translations_for(language).gettext(KINDS[kind][0])
+
+
+@dataclass
+class Issuer:
+    """What the document says of the Panchayat and the officer at the moment of issue (a copy:
+    later renames do not reach an issued document)."""
+
+    name: str
+    district: str
+    appellate_forum: str
+    officer: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _animals_on(cf: CaseFile, day: date) -> list[Animal]:
+    """The animals in the lot on ``day``: impounded, and not dead or escaped before it."""
+    return cf.living_animals(on=day)
+
+
+def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issuer, issued_at: datetime,
+            number: str) -> dict[str, Any]:
+    """The facts a document shows, read from the case file and the ledger at the moment of issue.
+
+    Amounts are Decimal rupees, days local dates of the Panchayat's zone. Raises KeyError for an
+    unknown kind.
+    """
+    base: dict[str, Any] = {"case_number": case.case_number, "cf": cf, "tz": cf.timezone, "issuer": issuer,
+                            "issued_at": issued_at, "number": number, "kind": item.kind,
+                            "clause": KINDS[item.kind][1], "signer": KINDS[item.kind][3]}
+    if item.kind == "notice":
+        notice = cf.notice
+        auction = cf.auctions[0]
+        base.update(notice=notice, animals=_animals_on(cf, notice.published_on),
+                    auction_days=[auction.opened_on + timedelta(days=n)
+                                  for n in range((auction.last_day - auction.opened_on).days + 1)])
+    elif item.kind == "sale_receipt":
+        sale = cf.sale
+        animals = _animals_on(cf, sale.day)
+        base.update(sale=sale, animals=animals, lock_until=sale.day + timedelta(days=TRANSFER_LOCK_DAYS),
+                    feeding_per_day=sum((a.feeding_per_day for a in animals), Decimal("0.00")),
+                    auction=next(a for a in cf.auctions if a.round == sale.auction_round))
+    elif item.kind == "objection_order":
+        objection = cf.objections[item.objection - 1]
+        base.update(objection=objection, animals=_animals_on(cf, objection.decided_on),
+                    appeal_last_day=objection.decided_on + timedelta(days=cf.appeal_period_days),
+                    sold=cf.sale is not None and cf.sale.returned_on is None,
+                    dispatched=cf.dispatch is not None)
+    elif item.kind == "interim_delivery_order":
+        interim = cf.interim
+        base.update(interim=interim, animals=_animals_on(cf, interim.day),
+                    objection=cf.objection_of(interim.objector))
+    elif item.kind == "delivery_order":
+        day = cf.delivered_on
+        rows = ledger.entries(session, case.id)
+        base.update(day=day, owner=cf.winning_objector, animals=_animals_on(cf, day),
+                    fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, day),
+                    buyer_feeding=fees.buyer_feeding(cf),
+                    sold_by_receiver=cf.dispatch is not None and cf.dispatch.net is not None,
+                    remittance_balance=ledger.total_to(rows, "objector", ("remittance_balance",)),
+                    security_refund=(cf.interim.security if cf.interim is not None and cf.interim.refunded
+                                     and cf.interim.returned_on is None else None))
+        base["total"] = base["fine"] + base["pound_feeding"] + base["buyer_feeding"]
+    elif item.kind == "remittance":
+        dispatch = cf.dispatch
+        base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day))
+    else:
+        raise KeyError(item.kind)
+    return base
+
+
+def render(language: str, kind: str, facts: dict[str, Any]) -> str:
+    """The HTML of one document (an ``<article>`` element) in ``language`` from :func:`context`'s facts."""
+    template = environment(language).get_template(f"{kind}.html")
+    return template.render(**facts).strip() + "\n"
+
+
+def sha256(html: str) -> str:
+    """SHA-256 (64 hex digits) of ``html``'s UTF-8 bytes: the content hash of a stored document."""
+    return hashlib.sha256(html.encode("utf-8")).hexdigest()
+
+
+# -- issuing --------------------------------------------------------------------------------------
+
+def _number(session: Session, case: Case, kind: str, taken: list[str]) -> str:
+    series = SERIES.get(kind, kind)
+    kinds = [k for k in KINDS if SERIES.get(k, k) == series]
+    existing = set(session.scalars(select(CaseDocument.key).where(CaseDocument.case_id == case.id,
+                                                                  CaseDocument.kind.in_(kinds))))
+    count = len(existing) + sum(1 for k in taken if SERIES.get(k, k) == series) + 1
+    return f"{case.case_number}/{KINDS[kind][2]}{count}"
+
+
+def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user: User | None,
+              issued_at: datetime) -> list[list[CaseDocument]]:
+    """Issue every document that the act just done calls for (due now, not due ``before`` it) in
+    English and Hindi, inside the caller's transaction.
+
+    Args:
+        before: :func:`due_keys` of the case file as loaded, before the act.
+        user: the officer whose act produced the document (None for a timer).
+        issued_at: the act's instant (UTC, the product clock).
+    Returns:
+        one list per document issued: its rows, English first. A key already stored for the case is
+        never issued again.
+    """
+    fresh = [item for item in due(cf) if item.key not in before]
+    if not fresh:
+        return []
+    stored = set(session.scalars(select(CaseDocument.key).where(CaseDocument.case_id == case.id,
+                                                                CaseDocument.key.in_([i.key for i in fresh]))))
+    panchayat = session.get(Panchayat, case.panchayat_id)
+    issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
+                    appellate_forum=panchayat.appellate_forum or "",
+                    officer=user.display_name if user is not None else None)
+    issued: list[list[CaseDocument]] = []
+    taken: list[str] = []
+    for item in fresh:
+        if item.key in stored:
+            continue
+        number = _number(session, case, item.kind, taken)
+        taken.append(item.kind)
+        facts = context(session, case, cf, item, issuer, issued_at, number)
+        rows = []
+        for language in LANGUAGES:
+            html = render(language, item.kind, facts)
+            rows.append(CaseDocument(case_id=case.id, key=item.key, kind=item.kind, number=number,
+                                     language=language, title=title_of(item.kind, language),
+                                     clause=KINDS[item.kind][1], issued_at=issued_at,
+                                     issued_by=user.id if user is not None else None, html=html,
+                                     sha256=sha256(html)))
+        session.add_all(rows)
+        issued.append(rows)
+    return issued
+
+
+def history_detail(rows: list[CaseDocument]) -> dict[str, str]:
+    """What the case history (and so the audit trail) records of one issued document: its number
+    and the SHA-256 of each language's text."""
+    detail = {"document": rows[0].number}
+    for row in rows:
+        detail[f"sha256_{row.language}"] = row.sha256
+    return detail
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+@dataclass
+class Listed:
+    """One document on the case page: the version in the reader's language first, then the other."""
+
+    key: str
+    kind: str
+    number: str
+    clause: str
+    issued_at: datetime
+    versions: dict[str, CaseDocument]
+
+    def title(self, language: str) -> str:
+        """The stored title in ``language`` (English if that version is missing)."""
+        return (self.versions.get(language) or self.versions["en"]).title
+
+
+def list_for_case(session: Session, case: Case) -> list[Listed]:
+    """The case's documents in the order issued, each with its language versions (caller checks scope)."""
+    rows = session.scalars(select(CaseDocument).where(CaseDocument.case_id == case.id)
+                           .order_by(CaseDocument.issued_at, CaseDocument.id))
+    listed: dict[str, Listed] = {}
+    for row in rows:
+        entry = listed.setdefault(row.key, Listed(row.key, row.kind, row.number, row.clause, row.issued_at, {}))
+        entry.versions[row.language] = row
+    return list(listed.values())
+
+
+def list_for_case_key(session: Session, case: Case, key: str) -> dict[str, CaseDocument]:
+    """The language versions of one document of ``case``: ``{language: row}``."""
+    rows = session.scalars(select(CaseDocument).where(CaseDocument.case_id == case.id, CaseDocument.key == key))
+    return {row.language: row for row in rows}
+
+
+def get_document(session: Session, case: Case, document_id: int) -> CaseDocument:
+    """The stored document ``document_id`` of ``case`` (the caller has checked the case's scope).
+
+    Raises:
+        NotFound: no such document in this case (a document of another case is not found either).
+    """
+    row = session.get(CaseDocument, document_id) if 0 < document_id < 2**63 else None
+    if row is None or row.case_id != case.id:
+        raise NotFound(i18n.M_("no document %(id)s in this case", id=document_id))
+    return row
+
+
+def intact(session: Session, case: Case, row: CaseDocument) -> bool:
+    """True when the stored text still hashes to its stored SHA-256 and to the one the case history
+    (hash-chained in the audit trail) recorded when it was issued."""
+    recorded = recorded_hashes(session, case).get(row.number, {}).get(row.language)
+    return sha256(row.html) == row.sha256 == recorded
+
+
+def pdf_page(row: CaseDocument) -> str:
+    """The whole HTML page the PDF is made from: the stored text as issued, the title and number
+    in the PDF's metadata, and a line with its SHA-256 after it (outside the hashed text)."""
+    return environment(row.language).get_template("_pdf.html").render(
+        html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256)
+
+
+def pdf_bytes(row: CaseDocument) -> bytes:
+    """The PDF of a stored document (:func:`pdf_page` through WeasyPrint; webapp.pdf): the same
+    bytes on every reprint of the same stored text.
+
+    Raises:
+        webapp.pdf.PdfUnavailable: WeasyPrint or Pango is missing on this server.
+    """
+    from .. import pdf
+
+    return pdf.render(pdf_page(row))
+
+
+def recorded_hashes(session: Session, case: Case) -> dict[str, dict[str, str]]:
+    """The hashes the case history recorded at issue, by document number: ``{number: {language: sha256}}``
+    (the history rows are in the hash-chained audit trail, so they are the reference for a reprint)."""
+    from ..store.models import CaseEvent
+
+    found: dict[str, dict[str, str]] = {}
+    for detail_json in session.scalars(select(CaseEvent.detail_json).where(CaseEvent.case_id == case.id,
+                                                                           CaseEvent.kind == "document")):
+        detail = json.loads(detail_json or "{}")
+        found[detail.get("document", "")] = {k[len("sha256_"):]: v for k, v in detail.items()
+                                             if k.startswith("sha256_")}
+    return found

@@ -1,0 +1,54 @@
+"""The documents of a case as issued: the printable page and the PDF (webapp.services.documents).
+
+Both answer only within the officer's scope: another Panchayat's case, or a document of another
+case, is "not found" (404), never "forbidden". The stored text is served as it is; the PDF is
+WeasyPrint's rendering of that text (503 with a message where WeasyPrint cannot run here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, render_template
+from flask_login import current_user
+
+from ..app import db_session
+from ..services import cases, documents
+
+bp = Blueprint("documents", __name__)
+
+
+@bp.before_request
+def require_login() -> Any:
+    """Documents are for signed-in officers (the public board shows the notice while it runs)."""
+    if not current_user.is_authenticated:
+        return current_app.login_manager.unauthorized()
+    return None
+
+
+def _find(case_id: int, document_id: int) -> tuple[Any, Any]:
+    session = db_session()
+    case = cases.get_case(session, current_user.user, case_id)
+    return case, documents.get_document(session, case, document_id)
+
+
+@bp.route("/cases/<int:case_id>/documents/<int:document_id>")
+def page(case_id: int, document_id: int) -> Any:
+    """The printable page of one document in its language: the stored text exactly as issued, with
+    its SHA-256 and whether it still matches the hash recorded at issue."""
+    case, row = _find(case_id, document_id)
+    session = db_session()
+    other = next((v for lang, v in documents.list_for_case_key(session, case, row.key).items()
+                  if lang != row.language), None)
+    return render_template("documents/page.html", case=case, doc=row, other=other,
+                           intact=documents.intact(session, case, row))
+
+
+@bp.route("/cases/<int:case_id>/documents/<int:document_id>.pdf")
+def pdf(case_id: int, document_id: int) -> Any:
+    """The PDF of one document (inline, named after its number and language)."""
+    _case, row = _find(case_id, document_id)
+    body = documents.pdf_bytes(row)
+    name = f"{row.number.replace('/', '-')}-{row.language}.pdf"
+    return Response(body, mimetype="application/pdf",
+                    headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "private"})
