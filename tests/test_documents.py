@@ -15,6 +15,7 @@ exactly.
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
 import re
@@ -344,3 +345,121 @@ def test_an_officer_of_another_panchayat_gets_404_for_a_document(app, sessions, 
     assert own.get(f"/cases/{case_id}/documents/{notice.id}").status_code == 200
     assert own.get(f"/cases/{case_id}/documents/99999999").status_code == 404
     assert app.test_client().get(f"/cases/{case_id}/documents/{notice.id}").status_code == 302  # sign in first
+
+
+# -- the order on an objection, the delivery orders, the remittance acknowledgement ---------------------
+
+def html_text(row: CaseDocument) -> str:
+    """The visible text of a stored document, each element's text apart, whitespace runs as one space."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", row.html))).strip()
+
+
+def assert_states(row: CaseDocument, wanted: list[str]) -> None:
+    text = html_text(row)
+    missing = [w for w in wanted if w not in text]
+    assert not missing, f"{row.number} ({row.language}) lacks {missing}\n{text}"
+
+
+def test_s2_order_on_the_objection_and_delivery_order_after_a_sale(sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s2")
+    found = docs(sessions, case_id)
+    assert sorted({key for key, _ in found}) == ["delivery_order", "notice", "objection_order:1", "sale_receipt:1"]
+    order, delivery = found["objection_order:1", "en"], found["delivery_order", "en"]
+    # the sarpanch's decision at 11:00 IST on 2026-04-01; the secretary's delivery at 12:00 on 2026-05-03
+    assert (order.issued_at.isoformat(), order.issued_by) == ("2026-04-01T05:30:00+00:00", officers["sarpanch"].id)
+    assert (delivery.issued_at.isoformat(), delivery.issued_by) == ("2026-05-03T06:30:00+00:00",
+                                                                    officers["secretary"].id)
+    assert_states(order, [
+        "Order on the objection of Ramesh", "No. RMP/2026/0001/O1", "Rule 130(c)",
+        "Ramesh filed an objection on Friday, 20 March 2026 claiming the ownership of the cattle listed below, "
+        "seized at Kheri fields and impounded at Kanji House, Kheri",
+        "1 buffalo black she-buffalo, notched right ear RJ-2001", "Decision ownership proved",
+        "Decided on Wednesday, 1 April 2026",
+        # D + M: 2026-04-01 + 30 days
+        "Appeal until Friday, 1 May 2026", "within 30 days, until the end of Friday, 1 May 2026",
+        "to the Vikas Adhikari, Panchayat Samiti",
+        "The buyer at the conditional auction shall return the cattle",
+        "Sarpanch, Gram Panchayat Rampura"])
+    assert_states(found["objection_order:1", "hi"], [
+        "Ramesh की आपत्ति पर आदेश", "स्वामित्व सिद्ध हुआ", "अपील की अंतिम तिथि शुक्रवार, 1 मई 2026", "नियम 130(ग)"])
+    # (d): F = ₹400.00; C = ₹80.00 x 7 days (2026-03-02..03-08) = ₹560.00; Cb = ₹80.00 x 56 days
+    # (03-09..05-03) = ₹4,480.00 passed on to the buyer; the objector pays ₹5,440.00
+    assert_states(delivery, [
+        "Delivery order", "No. RMP/2026/0001/D1", "Rule 130(c) and (d)",
+        "The ownership of Ramesh of the cattle listed below is final since Saturday, 2 May 2026",
+        "delivered to the owner on Sunday, 3 May 2026", "Recovered from the owner",
+        "Fine (F) ₹400.00", "Expenses of feeding in the pound (C) ₹560.00",
+        "Buyer's feeding expenses, paid on to the buyer (Cb, condition (b)(ii)) ₹4,480.00", "Total ₹5,440.00",
+        "Secretary (Village Development Officer), Gram Panchayat Rampura"])
+    assert_states(found["delivery_order", "hi"], ["परिदान आदेश", "जुर्माना (F) ₹400.00", "कुल ₹5,440.00"])
+    assert "refunded" not in html_text(delivery)
+
+
+def test_s5_interim_delivery_order_then_the_delivery_with_the_security_refunded(app, sessions, officers,
+                                                                              virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s5")
+    found = docs(sessions, case_id)
+    assert sorted({key for key, _ in found}) == ["delivery_order", "delivery_order:interim", "notice",
+                                                 "objection_order:1"]
+    interim, delivery = found["delivery_order:interim", "en"], found["delivery_order", "en"]
+    assert interim.issued_at.isoformat() == "2026-10-06T04:30:00+00:00"
+    assert (interim.number, found["objection_order:1", "en"].number, delivery.number) == (
+        "RMP/2026/0001/D1", "RMP/2026/0001/O1", "RMP/2026/0001/D2")
+    assert_states(interim, [
+        "Order of interim delivery on security", "Rule 130(c) Explanation",
+        "The objection of Objector K, filed on Monday, 5 October 2026",
+        "1 cow red cow, branded K on left flank RJ-5001", "2 cow red calf, white tail tip RJ-5002",
+        "Delivered to Objector K", "Delivered on Tuesday, 6 October 2026",
+        "Security received ₹30,000.00", "held in the suspense account",
+        "The conditional auction of these cattle is withdrawn.",
+        "within 7 days of the final decision", "Sarpanch, Gram Panchayat Rampura"])
+    # (d) after interim delivery: C = 2 x ₹60.00 x 6 days (10-01..10-06) = ₹720.00; no buyer
+    assert_states(delivery, [
+        "is final since Friday, 20 November 2026", "Fine (F) ₹1,000.00",
+        "Expenses of feeding in the pound (C) ₹720.00", "(Cb, condition (b)(ii)) ₹0.00", "Total ₹1,720.00",
+        "The security of ₹30,000.00 deposited for the interim delivery is refunded to the owner."])
+    assert_states(found["delivery_order:interim", "hi"], [
+        "प्रतिभूति पर अंतरिम परिदान का आदेश", "प्राप्त प्रतिभूति ₹30,000.00", "उचंत खाते में रखी गई",
+        "अंतिम निर्णय के 7 दिनों के भीतर"])
+    client = app.test_client()
+    login(client, "sar")
+    text = pdf_text(client.get(f"/cases/{case_id}/documents/{found['delivery_order:interim', 'hi'].id}.pdf").data)
+    assert "₹30,000.00" in text and "RMP/2026/0001/D1" in text and "RJ-5002" in text
+    assert letters("प्रतिभूति पर अंतरिम परिदान का आदेश") in letters(text, from_pdf=True)
+
+
+def test_an_objection_not_proved_has_its_order_and_the_late_appeal_nothing(sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "p05")
+    found = docs(sessions, case_id)
+    assert sorted({key for key, _ in found}) == ["notice", "objection_order:1", "sale_receipt:1"]
+    assert_states(found["objection_order:1", "en"], [
+        "Order on the objection of Objector P", "Decision ownership not proved", "Decided on Monday, 6 July 2026",
+        "The objection is rejected; once this decision is final, the auction stands",
+        "Appeal until Wednesday, 5 August 2026"])
+    assert_states(found["objection_order:1", "hi"], ["स्वामित्व सिद्ध नहीं हुआ", "आपत्ति अस्वीकार की जाती है"])
+
+
+def test_s3_remittance_acknowledgement_is_issued_by_the_receiving_officers_act(app, sessions, officers,
+                                                                              virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s3")
+    found = docs(sessions, case_id)
+    assert sorted({key for key, _ in found}) == ["notice", "remittance"]
+    ack = found["remittance", "en"]
+    with sessions() as session:
+        from webapp.store.models import User
+        receiver = session.get(User, ack.issued_by)
+        assert receiver.role == "receiving_officer" and receiver.display_name == "Gram Panchayat Kishanpura"
+    assert ack.issued_at.isoformat() == "2026-06-25T04:30:00+00:00"
+    assert_states(ack, [
+        "Acknowledgement of sale proceeds remitted", "No. RMP/2026/0001/A1", "Rule 130(b) proviso",
+        "sent for sale on Thursday, 18 June 2026 to Gram Panchayat Kishanpura (neighbouring panchayat)",
+        "1 goat white goat, red collar —", "3 goat black kid goat —",
+        "Gross sale price ₹8,200.00", "Expenses of sale ₹700.00", "Net proceeds remitted ₹7,500.00",
+        "credited to the suspense account of the Gram Panchayat on Thursday, 25 June 2026"])
+    assert_states(found["remittance", "hi"], [
+        "प्रेषित विक्रय राशि की पावती", "सकल विक्रय मूल्य ₹8,200.00", "प्रेषित शुद्ध राशि ₹7,500.00",
+        "पड़ोसी पंचायत"])
+    client = app.test_client()
+    login(client, "sec")
+    text = pdf_text(client.get(f"/cases/{case_id}/documents/{ack.id}.pdf").data)
+    assert "Net proceeds remitted ₹7,500.00" in text and "Gross sale price ₹8,200.00" in text
