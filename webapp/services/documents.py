@@ -231,13 +231,14 @@ def sha256(html: str) -> str:
 
 # -- issuing --------------------------------------------------------------------------------------
 
-def _number(session: Session, case: Case, kind: str, taken: list[str]) -> str:
-    series = SERIES.get(kind, kind)
-    kinds = [k for k in KINDS if SERIES.get(k, k) == series]
-    existing = set(session.scalars(select(CaseDocument.key).where(CaseDocument.case_id == case.id,
-                                                                  CaseDocument.kind.in_(kinds))))
-    count = len(existing) + sum(1 for k in taken if SERIES.get(k, k) == series) + 1
-    return f"{case.case_number}/{KINDS[kind][2]}{count}"
+def _series_counts(session: Session, case: Case) -> dict[str, int]:
+    """How many documents of each number series the case has (a document counts once, not per language)."""
+    counts: dict[str, int] = {}
+    for key, kind in session.execute(select(CaseDocument.key, CaseDocument.kind).where(CaseDocument.case_id == case.id)
+                                     .distinct()):
+        series = SERIES.get(kind, kind)
+        counts[series] = counts.get(series, 0) + 1
+    return counts
 
 
 def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user: User | None,
@@ -263,12 +264,13 @@ def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user
                     appellate_forum=panchayat.appellate_forum or "",
                     officer=user.display_name if user is not None else None)
     issued: list[list[CaseDocument]] = []
-    taken: list[str] = []
+    counts = _series_counts(session, case)  # read once, before this act's rows are added
     for item in fresh:
         if item.key in stored:
             continue
-        number = _number(session, case, item.kind, taken)
-        taken.append(item.kind)
+        series = SERIES.get(item.kind, item.kind)
+        counts[series] = counts.get(series, 0) + 1
+        number = f"{case.case_number}/{KINDS[item.kind][2]}{counts[series]}"
         facts = context(session, case, cf, item, issuer, issued_at, number)
         rows = []
         for language in LANGUAGES:
