@@ -257,6 +257,14 @@ def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user
     fresh = [item for item in due(cf) if item.key not in before]
     if not fresh:
         return []
+    # No autoflush while reading: flushing the case's pending changes here would update its row (and
+    # its optimistic-lock version) a second time in this unit of work.
+    with session.no_autoflush:
+        return _issue(session, case, cf, fresh, user, issued_at)
+
+
+def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
+           issued_at: datetime) -> list[list[CaseDocument]]:
     stored = set(session.scalars(select(CaseDocument.key).where(CaseDocument.case_id == case.id,
                                                                 CaseDocument.key.in_([i.key for i in fresh]))))
     panchayat = session.get(Panchayat, case.panchayat_id)
