@@ -391,7 +391,7 @@ def test_s2_order_on_the_objection_and_delivery_order_after_a_sale(sessions, off
         "Fine (F) ₹400.00", "Expenses of feeding in the pound (C) ₹560.00",
         "Buyer's feeding expenses, paid on to the buyer (Cb, condition (b)(ii)) ₹4,480.00", "Total ₹5,440.00",
         "Secretary (Village Development Officer), Gram Panchayat Rampura"])
-    assert_states(found["delivery_order", "hi"], ["परिदान आदेश", "जुर्माना (F) ₹400.00", "कुल ₹5,440.00"])
+    assert_states(found["delivery_order", "hi"], ["परिदान आदेश", "जुर्माना (F) ₹400.00", "योग ₹5,440.00"])
     assert "refunded" not in html_text(delivery)
 
 
