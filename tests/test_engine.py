@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 from lxml import etree
+from sqlalchemy import select
 from SpiffWorkflow.util.task import TaskState
 
 from webapp import clock, legal_time
@@ -310,3 +311,23 @@ def test_period_rules_refuse_naive_instants_and_fractional_days():
         legal_time.last_day("2026-01-05T10:00:00+05:30", 2.5, "Asia/Kolkata")
     with pytest.raises(ValueError):
         legal_time.last_day("2026-01-05T10:00:00+05:30", -1, "Asia/Kolkata")
+
+
+def test_a_loaded_version_never_carries_an_instance_of_an_ended_session(sessions):
+    """The parse cache outlives sessions: a version loaded in a session that rolled back and
+    closed (its instances expired and detached) must not break the next session's load (the timer
+    worker died on DetachedInstanceError after a conflict's rollback)."""
+    from webapp.store.models import ProcessVersion
+
+    first = sessions()
+    version = first.scalars(select(ProcessVersion).order_by(ProcessVersion.id)).first()
+    version_id = version.id
+    loaded = repository.load(version)
+    first.rollback()
+    first.close()
+    with sessions() as second:
+        again = second.get(ProcessVersion, version_id)
+        reloaded = repository.load(again)
+        assert reloaded.version is again
+        assert reloaded.parsed is loaded.parsed  # parsed once, from the cache
+        assert reloaded.version.content_hash == again.content_hash

@@ -38,7 +38,7 @@ class LoadedVersion:
     spec_json: str
 
 
-_cache: dict[int, LoadedVersion] = {}
+_cache: dict[int, tuple[str, ParsedProcess, str]] = {}  # version id -> (content hash, parsed, spec)
 _cache_lock = Lock()
 
 
@@ -108,14 +108,19 @@ def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
 
 
 def load(version: ProcessVersion) -> LoadedVersion:
-    """Parse a stored version once per process and keep it (versions are immutable)."""
+    """Parse a stored version once per process and keep it (versions are immutable).
+
+    The cache keeps only plain values (the content hash, the parsed process, the spec): the
+    returned :class:`LoadedVersion` carries ``version`` itself, the caller's session's instance,
+    never an instance of a session that has since ended (which would be detached and expired).
+    """
+    content_hash = version.content_hash
     with _cache_lock:
         cached = _cache.get(version.id)
-        if cached is not None and cached.version.content_hash == version.content_hash:
-            return cached
+    if cached is not None and cached[0] == content_hash:
+        return LoadedVersion(version, cached[1], cached[2])
     forms = json.loads(version.forms_json)
     parsed = parse_process(version.bpmn_xml.encode("utf-8"), forms, version.process_id)
-    loaded = LoadedVersion(version, parsed, version.spec_json)
     with _cache_lock:
-        _cache[version.id] = loaded
-    return loaded
+        _cache[version.id] = (content_hash, parsed, version.spec_json)
+    return LoadedVersion(version, parsed, version.spec_json)
