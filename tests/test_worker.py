@@ -62,3 +62,38 @@ def test_health_reports_the_database_and_an_overdue_timer(client, sessions, offi
     assert late.get_json()["oldest_timer_lag_seconds"] == 600.0
     timers.fire_due(sessions)
     assert client.get("/health").status_code == 200
+
+
+def test_a_failing_pass_does_not_kill_the_worker(sessions, officers, virtual_clock, monkeypatch):
+    """An unexpected error in one pass (the worker once died on a DetachedInstanceError) is logged,
+    and the next pass fires the overdue timer: the worker thread stays alive."""
+    case = uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                       impounded_at=datetime.fromisoformat("2026-01-05T10:00:00+05:30"), place_seized="Bhimpura",
+                       place_impounded="Kanji House", nearest_village="Bhimpura",
+                       animals=[{"species": "cow", "description": "brown cow"}])
+    real, calls = timers.fire_due_cases, []
+
+    def failing_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a pass that fails")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timers, "fire_due_cases", failing_once)
+    stop = threading.Event()
+    worker = threading.Thread(target=timers.run_worker, args=(sessions, stop), kwargs={"max_sleep": 0.05})
+    worker.start()
+    try:
+        deadline = time.monotonic() + 20
+        fired = 0
+        while time.monotonic() < deadline and not fired:
+            with sessions() as session:
+                fired = session.query(TimerFiring).filter_by(case_id=case.id).count()
+            time.sleep(0.05)
+        assert worker.is_alive()
+    finally:
+        stop.set()
+        worker.join(10)
+    assert len(calls) >= 2
+    with sessions() as session:
+        assert [f.element_id for f in session.query(TimerFiring).filter_by(case_id=case.id)] == ["bt_release_window"]

@@ -296,11 +296,16 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
     try:
         while not stop.is_set():
             waiter.begin_pass()
-            fired = fire_due_cases(sessions)
-            if fired_log is not None:
-                fired_log.extend(f._replace(worker=holder) for f in fired)
-            register(sessions, holder)
-            upcoming = next_due(sessions)
+            try:
+                fired = fire_due_cases(sessions)
+                if fired_log is not None:
+                    fired_log.extend(f._replace(worker=holder) for f in fired)
+                register(sessions, holder)
+                upcoming = next_due(sessions)
+            except Exception:  # a worker that dies silently leaves every timer unfired: log, wait, go on
+                log.exception("timer worker %s: the pass failed; trying again in %.2f s", holder, max_sleep)
+                waiter.sleep(None, max_sleep)
+                continue
             wait = max_sleep
             if upcoming is not None:
                 ahead = (upcoming - clock.now()).total_seconds()
