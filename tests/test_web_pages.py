@@ -719,3 +719,17 @@ def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(
         in text
     assert element_text(page, "bal-pound_account") == "₹1,720.00"
     assert element_text(page, "bal-panchayat_fund") == "₹10,780.00"
+
+
+def test_a_mangled_lock_version_is_refused_not_skipped(client, sessions, virtual_clock):
+    """lock_version=abc once skipped the concurrent-edit check and published the notice."""
+    case_id = start_case_on_page(client, virtual_clock)
+    pass_release_window(sessions, virtual_clock)
+    virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
+    login(client, "sec")
+    link = task_link(client, "Publish notice")
+    response = client.post(link, data={**task_form(client, link), "lock_version": "abc",
+                                       "objection_period_days": "30", "full_price": "12000.00"})
+    assert response.status_code == 422
+    assert "The form is out of date (its version is not a number)" in text_of(response)
+    assert case_file(sessions, case_id).notice is None

@@ -204,6 +204,10 @@ def task(case_id: int, task_id: str) -> Any:
         return _render_task(view)
     data = submitted_form(view.schema)
     expected = _lock_version()
+    if expected is None and request.form.get("lock_version", "") != "":
+        # a mangled version would otherwise skip the check for a case changed since the form was shown
+        return _render_task(view, values=data, error=_("The form is out of date (its version is not a number): "
+                                                       "reload the task and enter it again."), status=422)
     try:
         uow.perform(sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected,
                     case_id=case_id, user=user)
