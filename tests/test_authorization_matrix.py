@@ -128,6 +128,10 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /registers/<code>/<register>.csv": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
                                                   administrator=SCOPED, appellate_authority=403,
                                                   receiving_officer=403),
+    # ledger corrections: the secretary (an empty form: "choose the entry"), others 403
+    "POST /cases/<int:case_id>/ledger/reversals": every(302, pound_keeper=(403, 404), secretary=(422, 404),
+                                                        sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                        receiving_officer=(403, 404), administrator=(403, 404)),
     # diagrams
     "GET /processes/current": every(200, anonymous=302),
     "GET /processes/<int:version_id>/bpmn": every(200, anonymous=302),
@@ -209,6 +213,11 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
                                                               appellate_authority=(403, 404),
                                                               receiving_officer=(403, 404),
                                                               administrator=(403, 404)),
+    "POST /api/v1/cases/<path:case_ref>/ledger/reversals": every(401, pound_keeper=(403, 404),
+                                                                 secretary=API_REFUSED, sarpanch=(403, 404),
+                                                                 appellate_authority=(403, 404),
+                                                                 receiving_officer=(403, 404),
+                                                                 administrator=(403, 404)),
     # process versions: installation-wide administrators only (RMP's administrator is refused too)
     "GET /admin/processes/<process_id>/versions": every(403, anonymous=302),
     "GET /admin/processes/<process_id>/versions/<int:number>/download": every(403, anonymous=302),

@@ -18,11 +18,11 @@ ACCOUNTS = (N_("suspense"), N_("pound account"), N_("panchayat fund"), N_("buyer
             N_("pound keeper"), N_("receiving officer"))
 LEDGER_KINDS = (N_("auction money"), N_("auction money repaid"), N_("balance"), N_("buyer feeding"),
                 N_("feeding balance"), N_("feeding charges"), N_("fine and feeding"), N_("remittance"),
-                N_("remittance balance"), N_("security"), N_("security refund"))
+                N_("remittance balance"), N_("security"), N_("security refund"), N_("reversal"))
 DECISIONS = (N_("proved"), N_("not proved"), N_("interim delivery"), N_("upheld"), N_("reversed"),
              N_("accept highest bid"), N_("neighbouring panchayat"), N_("cattle fair"), N_("full price"),
              N_("accepted highest bid"), N_("order auction stand"), N_("ownership"))
-EVENTS = (N_("death"), N_("escape"), N_("refusal"), N_("notification"))
+EVENTS = (N_("death"), N_("escape"), N_("birth"), N_("refusal"), N_("notification"))
 SPECIES = (N_("cow"), N_("bullock"), N_("buffalo"), N_("camel"), N_("horse"), N_("goat"), N_("sheep"))
 DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("appeal period"), N_("transfer lock"),
              N_("return period"))

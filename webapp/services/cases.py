@@ -154,18 +154,29 @@ class CaseRun:
         self.case.next_timer_due = runtime.next_timer_due(self.wf)
         self.case.next_alert_at = alerts.next_reminder(self)
         self.case.outcome = self.cf.outcome
+        self.case.shortfall = self.cf.shortfall
         self.case.updated_at = clock.now()
         if closed and self.case.status != "completed":
             self.case.status, self.case.closed_at = "completed", clock.now()
         self._held()
         try:
-            ledger.check_invariants(self.session, self.case, closed)
+            ledger.check_invariants(self.session, self.case, closed, expected_at_end(self.case, self.cf))
         except TaskFailed:
             raise
         except EngineFailure as failure:
             # the element whose postings broke it: the last handler that posted in this unit of work
             raise self._failed(failure, element_id=self.ledger.posted_by, kind="ledger_invariant") from failure
         self.session.flush()
+
+
+def expected_at_end(case: Case, cf: CaseFile | None = None) -> ledger.Expected | None:
+    """F + C and C of a case that has ended, on the local day it ended (RULE130.md "Money"),
+    for the ledger's end-of-case invariants; None while the case runs."""
+    if case.status != "completed":
+        return None
+    cf = cf or casefile.load(case.file_json)
+    day = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
+    return ledger.Expected(due=fees.fine_and_feeding(cf, day), feeding=fees.pound_feeding(cf, day))
 
 
 # -- loading within scope -----------------------------------------------------------------------

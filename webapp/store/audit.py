@@ -116,7 +116,8 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
                            detail_json=canonical_json(
                                {"from": obj.from_account, "to": obj.to_account, "amount": f"{obj.amount:.2f}",
                                 "kind": obj.kind, "clause": obj.clause, "element_id": obj.element_id,
-                                "memo": obj.memo}))]
+                                "memo": obj.memo, **({"reversal_of": obj.reversal_of, "reason": obj.reason}
+                                                     if obj.reversal_of is not None else {})}))]
     if isinstance(obj, ProcessVersion) and new:
         return [AuditEntry(kind="process.deployed", actor=obj.deployed_by, detail_json=canonical_json(
             {"process_id": obj.process_id, "version": obj.version, "content_hash": obj.content_hash,

@@ -43,8 +43,10 @@ def make_engine(url: str) -> Engine:
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     """Sessions on ``engine``; a save that arms a nearer timer wakes the timer workers (``wakeup``);
-    every flush appends its state changes to the audit trail (``audit``)."""
+    every flush appends its state changes to the audit trail (``audit``); ledger entries and tariff
+    rates are never changed or deleted (``immutable``)."""
     from . import audit  # noqa: F401  (installs the audit trail's before_flush hook)
+    from . import immutable  # noqa: F401  (installs the guard of rows that are only added)
     from . import wakeup
     return wakeup.watch(sessionmaker(engine, expire_on_commit=False))
 

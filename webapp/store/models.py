@@ -151,6 +151,8 @@ class Case(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     held_incident_id: Mapped[int | None] = mapped_column(Integer)  # the open incident holding the case
+    # F + C not covered by the money of the case (RULE130.md (e)); kept in step with the case file
+    shortfall: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
 
     __mapper_args__ = {"version_id_col": lock_version}
 
@@ -181,7 +183,11 @@ class TimerFiring(Base):
 
 
 class LedgerEntry(Base):
-    """One movement of money: ``amount`` rupees from ``from_account`` to ``to_account``. Never edited."""
+    """One movement of money: ``amount`` rupees from ``from_account`` to ``to_account``.
+
+    Never edited or deleted (an ORM guard in webapp.services.ledger and a database trigger refuse
+    it): a correction is a new entry with ``reversal_of`` naming the entry it reverses and a
+    ``reason``."""
 
     __tablename__ = "ledger_entry"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -196,6 +202,26 @@ class LedgerEntry(Base):
     element_id: Mapped[str | None] = mapped_column(String(100))
     officer_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     memo: Mapped[str] = mapped_column(Text, default="")
+    reversal_of: Mapped[int | None] = mapped_column(ForeignKey("ledger_entry.id"), unique=True)
+    reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+
+
+class TariffRate(Base):
+    """The fine per head and the feeding per head per day of one species, in force from
+    ``effective_from`` (a local calendar day) for one Panchayat, or for every Panchayat without
+    one of its own when ``panchayat_id`` is None (webapp.services.tariffs). Rows are only added."""
+
+    __tablename__ = "tariff_rate"
+    __table_args__ = (Index("ix_tariff_rate_lookup", "panchayat_id", "species", "effective_from"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"))
+    species: Mapped[str] = mapped_column(String(32))
+    fine: Mapped[Decimal] = mapped_column(Numeric(14, 2))
+    feeding_per_day: Mapped[Decimal] = mapped_column(Numeric(14, 2))
+    effective_from: Mapped[date] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_by: Mapped[str] = mapped_column(String(80))
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class Notification(Base):

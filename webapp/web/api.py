@@ -29,7 +29,7 @@ from .. import casefile
 from ..app import csrf, db_session, sessions
 from ..engine import runtime
 from ..errors import NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
-from ..services import cases, repository, tasklist, tasks, uow, users
+from ..services import cases, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
 
 log = logging.getLogger("rule130.api")
@@ -242,6 +242,14 @@ def _history_json(session: Any, events: list[CaseEvent], tz: ZoneInfo) -> list[d
     return out
 
 
+def _entry_json(entry: Any, tz: ZoneInfo) -> dict[str, Any]:
+    """One ledger entry (docs/api.md): amount as text, instant in the Panchayat's zone."""
+    return {"id": entry.id, "at": entry.at.astimezone(tz).isoformat(), "from": entry.from_account,
+            "to": entry.to_account, "amount": f"{entry.amount:.2f}", "kind": entry.kind, "clause": entry.clause,
+            "element_id": entry.element_id, "officer_id": entry.officer_id, "memo": entry.memo,
+            "reversal_of": entry.reversal_of, "reason": entry.reason or None}
+
+
 def _case_json(case: Case, user: User) -> dict[str, Any]:
     """The whole case: file facts, summary, ready tasks (any lane) and history."""
     session = db_session()
@@ -261,6 +269,7 @@ def _case_json(case: Case, user: User) -> dict[str, Any]:
         "closed_at": case.closed_at.astimezone(tz).isoformat() if case.closed_at else None,
         "file": facts,
         "summary": summary,
+        "ledger_entries": [_entry_json(e, tz) for e in ledger.entries(session, case.id)],
         "tasks": [_task_json(v, user, tz) for v in tasks.case_tasks(session, case)],
         "history": _history_json(session, cases.history(session, case), tz),
     }
@@ -512,4 +521,23 @@ def animal_event(case_ref: str) -> Response:
     action = "record_death" if kind == "death" else "record_escape" if kind == "escape" else "record_animal_event"
     case_id = _perform(action, case.id, cases.record_animal_event, _user(), case.id, kind, tag=tag,
                        position=position)
+    return _render_case(case_id, 201)
+
+
+@bp.post("/cases/<path:case_ref>/ledger/reversals")
+def reverse_entry(case_ref: str) -> Response:
+    """The secretary reverses ledger entry ``{"entry": id, "reason": "..."}``; 201 with the case."""
+    body = _body()
+    entry_id = _optional_int(body, "entry")
+    reason = _optional_text(body, "reason")
+    case = _resolve(case_ref)
+    ledger.check_reverser(_user())
+    if entry_id is None:
+        raise Refused("give the id of the ledger entry to reverse", {"entry": "required"})
+
+    def reverse(session: Any, user: User, case_id: int, *args: Any) -> Case:
+        ledger.reverse(session, user, case_id, *args)
+        return session.get(Case, case_id)
+
+    case_id = _perform("reverse_entry", case.id, reverse, _user(), case.id, entry_id, reason or "")
     return _render_case(case_id, 201)

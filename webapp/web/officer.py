@@ -317,6 +317,7 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "current": tasks.case_tasks(session, case) if running else [],
         "history": overview.audit_trail(session, case, version),
         "entries": entries, "accounts": overview.accounts(entries),
+        "reversed_by": ledger.reversed_by(entries), "reversible": ledger.reversible(entries),
         "parties": overview.parties(cf),
         "documents": documents.list_for_case(session, case),
         "version": version, "marks": marks, "done": marks.done, "active": marks.active, "waiting": marks.waiting,
@@ -371,6 +372,22 @@ def record_animal_event(case_id: int) -> Any:
     return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
                      done=(_("The death of animal %(num)s was recorded.", num=raw) if kind == "death"
                            else _("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
+
+
+@bp.route("/cases/<int:case_id>/ledger/reversals", methods=["POST"])
+def reverse_entry(case_id: int) -> Any:
+    """The secretary corrects the ledger: the reversing entry of ``entry`` with a ``reason``;
+    a refusal comes back beside the form (422)."""
+    raw, reason = request.form.get("entry", ""), request.form.get("reason", "")
+    entry_id = whole_number(raw)
+    values = {"entry": raw, "reason": reason}
+    if entry_id is None:
+        cases.get_case(db_session(), me(), case_id)  # another Panchayat's case: 404 before anything else
+        ledger.check_reverser(me())
+        return _case_page(case_id, status=422, action="reverse_entry", values=values,
+                          error=_("Choose the ledger entry to reverse."))
+    return _case_act(case_id, "reverse_entry", ledger.reverse, entry_id, reason,
+                     done=_("Entry %(num)s was reversed.", num=entry_id), values=values)
 
 
 @bp.route("/cases/<int:case_id>/notice")
