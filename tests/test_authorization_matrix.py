@@ -138,6 +138,11 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     # administrators' pages
     "GET /admin/tokens": every(403, anonymous=302, administrator=200),
     "POST /admin/tokens/<int:token_id>/revoke": every(403, anonymous=302, administrator=(302, 404)),
+    # tariffs: administrators, within their scope (RMP's administrator: RMP's rates; an empty form is refused)
+    "GET /admin/tariffs": every(403, anonymous=302, administrator=200),
+    "POST /admin/tariffs": every(403, anonymous=302, administrator=422),
+    "GET /api/v1/tariffs": every(403, anonymous=401, administrator=200),
+    "POST /api/v1/tariffs": every(403, anonymous=401, administrator=422),
     # notifications (preferences: one's own channels; the delivery log: administrators)
     "GET /preferences": every(200, anonymous=302),
     "POST /preferences": every(302, anonymous=302),  # nothing chosen: saved as "inbox only"

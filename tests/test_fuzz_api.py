@@ -44,4 +44,4 @@ def test_schemathesis_finds_no_500_and_no_response_breaking_its_schema(app, sess
     total = sum(sent.values())
     print(f"schemathesis: {total} generated requests over {len(sent)} operations "
           f"(at most {MAX_EXAMPLES} examples each)")
-    assert len(sent) == 24 and total >= 24 * 5
+    assert len(sent) == 26 and total >= 26 * 5

@@ -1,7 +1,10 @@
-"""Tariffs: the fine per head and the feeding per head per day, by species (rupees, Decimal).
+"""The species and RULE130.md's example rates: the fine per head and the feeding per head per day
+(rupees, Decimal).
 
-The defaults are RULE130.md's examples, not the law (Rules 117-129 set the real rates). A case
-takes the tariff in force on its impound day and keeps it on each animal of its file.
+The rates a case takes come from the ``tariff_rate`` table (webapp.services.tariffs: the tariff in
+force on the local impoundment day, with effective dates and Panchayat overrides); the migration
+0011_ledger seeds it with these examples, which are not the law (Rules 117-129 set the real rates).
+A case keeps its rates on each animal of its file.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from .i18n import N_
 
 ROLES = (N_("pound keeper"), N_("secretary"), N_("sarpanch"), N_("appellate authority"), N_("receiving officer"),
          N_("administrator"), N_("timer"))
-STATUSES = (N_("running"), N_("completed"), N_("open"), N_("sold"), N_("unsold"), N_("withdrawn"), N_("dispatched"))
+STATUSES = (N_("running"), N_("completed"), N_("open"), N_("sold"), N_("unsold"), N_("withdrawn"), N_("dispatched"),
+            N_("in force"), N_("scheduled"), N_("replaced"), N_("superseded"))
 OUTCOMES = (N_("pending"), N_("released by owner"), N_("returned to objector"), N_("auction final"),
             N_("security forfeited"), N_("closed no animals"))
 ACCOUNTS = (N_("suspense"), N_("pound account"), N_("panchayat fund"), N_("buyer"), N_("objector"), N_("owner"),

@@ -22,8 +22,7 @@ from ..engine import runtime
 from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
-from ..tariff import DEFAULT_TARIFF
-from . import alerts, documents, ledger, notifications, repository, uow, users
+from . import alerts, documents, ledger, notifications, repository, tariffs, uow, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -249,7 +248,8 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     Args:
         impounded_at: the instant of impoundment (offset-aware; not in the future).
         animals: ``[{"species", "description", "tag" (optional)}]``, one or more.
-        tariff: fine and feeding per species (rupees); default: the tariff in force.
+        tariff: fine and feeding per species (rupees); default: the tariff in force on the local
+            impoundment day in the Panchayat's zone (webapp.services.tariffs.for_case).
     Returns:
         the case, with its 3-day release timer armed.
     Raises:
@@ -267,7 +267,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     if when < clock.now() - timedelta(days=MAX_AGE_DAYS):
         raise Refused(M_("the time of impoundment is more than %(days)s days ago; check the date", days=MAX_AGE_DAYS),
                       {"impounded_at": M_("too long ago")})
-    tariff = tariff or DEFAULT_TARIFF
+    tariff = tariff or tariffs.for_case(session, panchayat, when)  # in force on the local impoundment day
     if not animals:
         raise Refused(M_("record at least one animal"), {"animals": M_("no animals")})
     if not isinstance(animals, list):

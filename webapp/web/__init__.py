@@ -25,6 +25,9 @@ def register(app: Flask) -> None:
     app.register_blueprint(modeler.bp)
     app.register_blueprint(admin_versions.bp)
     app.register_blueprint(admin_versions.api_bp)
+    from . import admin_tariffs
+    app.register_blueprint(admin_tariffs.bp)
+    app.register_blueprint(admin_tariffs.api_bp)
     errors.register(app)
     from . import language
     app.register_blueprint(language.bp)
