@@ -128,6 +128,9 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /registers/<code>/<register>.csv": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
                                                   administrator=SCOPED, appellate_authority=403,
                                                   receiving_officer=403),
+    "POST /cases/<int:case_id>/births": every(302, pound_keeper=(422, 404), secretary=(403, 404),
+                                              sarpanch=(403, 404), appellate_authority=(403, 404),
+                                              receiving_officer=(403, 404), administrator=(403, 404)),
     # ledger corrections: the secretary (an empty form: "choose the entry"), others 403
     "POST /cases/<int:case_id>/ledger/reversals": every(302, pound_keeper=(403, 404), secretary=(422, 404),
                                                         sarpanch=(403, 404), appellate_authority=(403, 404),
@@ -245,6 +248,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
 BODIES: dict[str, Any] = {
     "POST /api/v1/cases/<path:case_ref>/animal-events": {"kind": "death", "tag": "NO-SUCH-TAG"},
     "POST /cases/<int:case_id>/animal-events": {"kind": "death", "animal": "99"},
+    "POST /cases/<int:case_id>/births": {"mother": "99"},
 }
 
 

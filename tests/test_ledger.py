@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from webapp.errors import EngineFailure, NotFound, NotPermitted
 from webapp.services import ledger, uow
-from webapp.store.models import AuditEntry, CaseEvent, LedgerEntry
+from webapp.store.models import AuditEntry, Case, CaseEvent, LedgerEntry
 
 from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish, refused
 
@@ -86,6 +86,39 @@ def test_a_reversed_entry_and_its_reversal_leave_the_sums_of_the_case():
     assert kinds(found) == ["suspense_at_end", "fine_and_feeding"]
 
 
+def test_a_running_case_must_hold_in_suspense_what_its_file_says():
+    held = ledger.Expected(suspense_held=D("9000.00"))
+    assert ledger.problems(SOLD[:1], closed=False, outcome="pending", shortfall=D("0.00"), expected=held) == []
+    short = ledger.problems(SOLD[:1] + [entry(4, "suspense", "buyer", "172.30", "reversal", reversal_of=1)],
+                            closed=False, outcome="pending", shortfall=D("0.00"), expected=held)
+    assert kinds(short) == ["suspense_held"]
+    assert "must hold 9000.00" in short[0].message and "not 8827.70" in short[0].message
+    delivered = [entry(1, "objector", "pound_account", "1960.00", "fine_and_feeding")]
+    owed = ledger.Expected(suspense_held=D("0.00"), pound_held=D("1960.00"))
+    assert ledger.problems(delivered, closed=False, outcome="pending", shortfall=D("0.00"), expected=owed) == []
+    assert kinds(ledger.problems(delivered[:0], closed=False, outcome="pending", shortfall=D("0.00"),
+                                 expected=owed)) == ["pound_held"]
+
+
+def test_what_the_file_says_suspense_holds():
+    from webapp.casefile import Dispatch, InterimDelivery, Sale
+
+    from .test_fees import animal, case_file
+    cf = case_file(animal(1))
+    assert ledger.held_in_suspense(cf) == D("0.00")
+    cf.sale = Sale(buyer="B", amount=D("9000.00"), day=datetime(2026, 1, 10).date(), kind="full_price")
+    cf.interim = InterimDelivery(objector="K", security=D("1000.00"), day=datetime(2026, 1, 9).date())
+    assert ledger.held_in_suspense(cf) == D("10000.00")
+    cf.interim.refunded = True
+    cf.sale.returned_on = datetime(2026, 3, 5).date()
+    assert ledger.held_in_suspense(cf) == D("0.00")
+    cf.dispatch = Dispatch(send_to="cattle_fair", receiver="F", receiver_user_id=None, day=datetime(2026, 1, 13).date(),
+                           proceeds=D("8000.00"), expenses=D("750.00"))
+    assert ledger.held_in_suspense(cf) == D("7250.00")
+    cf.delivered_on = datetime(2026, 3, 6).date()
+    assert ledger.held_in_suspense(cf) == D("0.00")
+
+
 # -- posting ------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -152,32 +185,60 @@ def test_entries_are_never_edited_or_deleted_through_the_orm_or_sql(drive):
 
 # -- reversals --------------------------------------------------------------------------------------
 
-def test_the_secretary_reverses_an_entry_with_a_reason_once(drive, officers):
-    sold_at_full_price(drive)
+def posted_twice(drive) -> int:
+    """The auction money posted a second time, as a faulty earlier version could have done (written
+    straight to the journal, not through a step of the case): the ledger disagrees with the file."""
     with drive.sessions() as s:
-        [sale] = ledger.entries(s, drive.case_id)
+        book = ledger.CaseLedger(s, s.get(Case, drive.case_id), None)
+        book.element_id = "svc_conclude_sale"
+        entry = book.post("buyer", "suspense", D("12500.00"), kind="auction_money", clause="Rule 130(b)")
+        s.commit()
+        return entry.id
+
+
+def test_the_secretary_reverses_an_entry_posted_in_error_with_a_reason_once(drive, officers):
+    sold_at_full_price(drive)
+    twice = posted_twice(drive)
+    with drive.sessions() as s:
+        sale = ledger.entries(s, drive.case_id)[0]
+        assert ledger.balances(s, drive.case_id)["suspense"] == D("25000.00")
     drive.move("2026-01-11T10:00:00+05:30")
-    made = reverse(drive, sale.id, "the bid was recorded in the wrong case")
-    assert made.reversal_of == sale.id
+    made = reverse(drive, twice, "the auction money was posted twice")
+    assert made.reversal_of == twice
     assert drive.entries() == [
+        ("buyer", "suspense", D("12500.00"), "auction_money", "Rule 130(b)"),
         ("buyer", "suspense", D("12500.00"), "auction_money", "Rule 130(b)"),
         ("suspense", "buyer", D("12500.00"), "reversal", "Rule 130(b)")]
     s_ = drive.summary()
-    assert s_["ledger"]["suspense"] == D("0.00")
+    assert s_["ledger"]["suspense"] == D("12500.00")  # again what the file says it holds: the sale price
     assert s_["paid"]["buyer"] == D("0.00")  # a reversal is not a payment
     with drive.sessions() as s:
         rows = ledger.entries(s, drive.case_id)
-        assert (rows[1].reason, rows[1].officer_id, rows[1].element_id) == (
-            "the bid was recorded in the wrong case", officers["secretary"].id, "svc_conclude_sale")
-        assert rows[1].at == datetime.fromisoformat("2026-01-11T10:00:00+05:30")
+        assert (rows[2].reason, rows[2].officer_id, rows[2].element_id) == (
+            "the auction money was posted twice", officers["secretary"].id, "svc_conclude_sale")
+        assert rows[2].at == datetime.fromisoformat("2026-01-11T10:00:00+05:30")
         audit = [json.loads(a.detail_json) for a in s.scalars(select(AuditEntry).where(AuditEntry.kind == "ledger.entry"))]
-        assert audit[-1]["reversal_of"] == sale.id and audit[-1]["reason"] == "the bid was recorded in the wrong case"
+        assert audit[-1]["reversal_of"] == twice and audit[-1]["reason"] == "the auction money was posted twice"
         [event] = s.scalars(select(CaseEvent).where(CaseEvent.name == "Ledger entry reversed")).all()
-        assert json.loads(event.detail_json) == {"entry": sale.id, "reversal": rows[1].id, "amount": "12500.00",
+        assert json.loads(event.detail_json) == {"entry": twice, "reversal": rows[2].id, "amount": "12500.00",
                                                  "from": "buyer", "to": "suspense",
-                                                 "reason": "the bid was recorded in the wrong case"}
-    refused(drive, reverse, drive, sale.id, "again", match=f"already reversed by entry {rows[1].id}")
-    refused(drive, reverse, drive, rows[1].id, "undo", match="itself the reversal")
+                                                 "reason": "the auction money was posted twice"}
+    refused(drive, reverse, drive, twice, "again", match=f"already reversed by entry {rows[2].id}")
+    refused(drive, reverse, drive, rows[2].id, "undo", match="itself the reversal")
+    # the sale's own entry is what the file says: reversing it too would leave the buyer's repayment unfunded
+    refused(drive, reverse, drive, sale.id, "wrong case",
+            match="the suspense account must hold 12500.00 for this case's later steps")
+
+
+def test_a_reversal_of_money_a_later_step_needs_is_refused(drive):
+    """Found by the property test: the reversed auction money left the buyer's later repayment
+    short (suspense -172.30 at "Take cattle back from buyer"); now the reversal itself is refused."""
+    sold_at_full_price(drive)
+    with drive.sessions() as s:
+        [sale] = ledger.entries(s, drive.case_id)
+    refused(drive, reverse, drive, sale.id, "the bid was recorded in the wrong case",
+            match="must hold 12500.00 for this case's later steps (the auction money, remittance or security "
+                  "on its file), not 0.00")
 
 
 def test_a_reversal_is_refused_without_a_reason_or_for_another_role_or_panchayat(drive, officers):
@@ -235,33 +296,35 @@ def sign_in(client, username):
 
 def test_the_case_page_offers_the_secretary_a_reversal_and_shows_it(client, drive):
     sold_at_full_price(drive)
-    with drive.sessions() as s:
-        [sale] = ledger.entries(s, drive.case_id)
+    twice = posted_twice(drive)
     sign_in(client, "sec")
     page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
     assert 'action="/cases/%d/ledger/reversals"' % drive.case_id in page
-    assert f'<option value="{sale.id}">{sale.id}: auction money, ₹12,500.00 (buyer → suspense)' in page
-    response = client.post(f"/cases/{drive.case_id}/ledger/reversals", data={"entry": str(sale.id), "reason": ""})
+    assert f'<option value="{twice}">{twice}: auction money, ₹12,500.00 (buyer → suspense)' in page
+    response = client.post(f"/cases/{drive.case_id}/ledger/reversals", data={"entry": str(twice), "reason": ""})
     assert response.status_code == 422
     assert "give the reason for the reversal" in response.get_data(as_text=True)
     response = client.post(f"/cases/{drive.case_id}/ledger/reversals",
-                           data={"entry": str(sale.id), "reason": "entered twice"})
+                           data={"entry": str(twice), "reason": "entered twice"})
     assert response.status_code == 302
     page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
-    assert f"reversal of entry {sale.id}: entered twice" in page
-    assert f"reversed by entry {sale.id + 1}" in page
-    assert 'id="reverse"' not in page  # nothing left to reverse
+    assert f"reversal of entry {twice}: entered twice" in page
+    assert f"reversed by entry {twice + 1}" in page
+    response = client.post(f"/cases/{drive.case_id}/ledger/reversals", data={"entry": str(twice - 1), "reason": "x"})
+    assert response.status_code == 422
+    assert "must hold 12500.00" in response.get_data(as_text=True)
 
 
 def test_the_api_lists_entries_and_reverses_one(client, drive, sessions):
     from webapp.services import users
     sold_at_full_price(drive)
+    posted_twice(drive)
     with sessions() as s:
         token = users.create_token(s, "sec")
         keeper = users.create_token(s, "pk")
         s.commit()
     url = f"/api/v1/cases/{drive.case_id}"
-    [sale] = client.get(url, headers={"Authorization": f"Bearer {token}"}).get_json()["ledger_entries"]
+    _, sale = client.get(url, headers={"Authorization": f"Bearer {token}"}).get_json()["ledger_entries"]
     assert (sale["from"], sale["to"], sale["amount"], sale["reversal_of"]) == ("buyer", "suspense", "12500.00", None)
     response = client.post(f"{url}/ledger/reversals", json={"entry": sale["id"], "reason": "wrong case"},
                            headers={"Authorization": f"Bearer {keeper}"})
@@ -269,7 +332,7 @@ def test_the_api_lists_entries_and_reverses_one(client, drive, sessions):
     response = client.post(f"{url}/ledger/reversals", json={"entry": sale["id"], "reason": "wrong case"},
                            headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 201
-    reversal = response.get_json()["ledger_entries"][1]
+    reversal = response.get_json()["ledger_entries"][2]
     assert (reversal["from"], reversal["to"], reversal["amount"], reversal["reversal_of"], reversal["reason"]) == (
         "suspense", "buyer", "12500.00", sale["id"], "wrong case")
     response = client.post(f"{url}/ledger/reversals", json={"entry": sale["id"], "reason": "again"},

@@ -28,6 +28,8 @@ class Animal:
     feeding_per_day: Decimal  # rupees per head per day
     died_on: date | None = None
     escaped_on: date | None = None
+    born_on: date | None = None  # a calf born in the pound (RULE130.md 0, reading): no fine, fed from this day
+    mother: int | None = None  # the position of the calf's mother in the lot
 
     @property
     def label(self) -> str:

@@ -21,7 +21,8 @@ def money(value: Decimal) -> Decimal:
 
 
 def fine(cf: CaseFile) -> Decimal:
-    """F: the fine for every animal impounded, by species (an animal that later died still counts)."""
+    """F: the fine for every animal impounded, by species (an animal that later died still counts;
+    a calf born in the pound carries a fine of 0: RULE130.md 0, reading)."""
     return money(sum((a.fine for a in cf.animals), ZERO))
 
 
@@ -37,7 +38,9 @@ def _first_custody_end(cf: CaseFile, animal: Animal, today: date) -> date:
 def custody_periods(cf: CaseFile, animal: Animal, today: date) -> list[tuple[date, date]]:
     """The days the animal was fed by the pound, as (first day, last day) pairs, both counted.
 
-    The first period runs from the impound day to the custody-end day (Rule 130 reading). If an
+    The first period runs from the impound day to the custody-end day (Rule 130 reading); for a
+    calf born in the pound, from its birth day (RULE130.md 0, reading: feeding from its birth day,
+    that day counted as the impound day is). If an
     objector who lost returned the cattle after interim delivery, a second period runs from the
     return day to the new sale or dispatch day (reading; RULE130.md is silent on its feeding).
     """
@@ -50,6 +53,8 @@ def custody_periods(cf: CaseFile, animal: Animal, today: date) -> list[tuple[dat
             ends.append(cf.dispatch.day)
         known = [d for d in ends if d is not None]
         periods.append((cf.interim.returned_on, min(known) if known else today))
+    if animal.born_on is not None:  # a calf born in the pound is fed from its birth day (counted)
+        periods = [(max(first, animal.born_on), last) for first, last in periods]
     return [(a, b) for a, b in periods if b >= a]
 
 

@@ -159,7 +159,7 @@ class CaseRun:
             self.case.status, self.case.closed_at = "completed", clock.now()
         self._held()
         try:
-            ledger.check_invariants(self.session, self.case, closed, expected_at_end(self.case, self.cf))
+            ledger.check_invariants(self.session, self.case, closed, expectations(self.case, self.cf))
         except TaskFailed:
             raise
         except EngineFailure as failure:
@@ -168,14 +168,19 @@ class CaseRun:
         self.session.flush()
 
 
-def expected_at_end(case: Case, cf: CaseFile | None = None) -> ledger.Expected | None:
-    """F + C and C of a case that has ended, on the local day it ended (RULE130.md "Money"),
-    for the ledger's end-of-case invariants; None while the case runs."""
-    if case.status != "completed":
-        return None
+def expectations(case: Case, cf: CaseFile | None = None) -> ledger.Expected:
+    """What the case's file says its ledger must show (RULE130.md "Money"), for the ledger's
+    invariants: for a case that has ended, F + C and C on the local day it ended; for a running
+    case, the money held in suspense and, between delivery to the objector and the feeding
+    charges, F + C in the cattle pound account (rupees, Decimal)."""
     cf = cf or casefile.load(case.file_json)
-    day = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
-    return ledger.Expected(due=fees.fine_and_feeding(cf, day), feeding=fees.pound_feeding(cf, day))
+    if case.status == "completed":
+        day = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
+        return ledger.Expected(due=fees.fine_and_feeding(cf, day), feeding=fees.pound_feeding(cf, day))
+    pound = None
+    if cf.delivered_on is not None and cf.feeding_charges is None:
+        pound = fees.fine_and_feeding(cf, cf.delivered_on)
+    return ledger.Expected(suspense_held=ledger.held_in_suspense(cf), pound_held=pound)
 
 
 # -- loading within scope -----------------------------------------------------------------------
@@ -412,18 +417,58 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     return run.case
 
 
-def record_animal_event(session: Session, user: User, case_id: int | str, kind: str, *,
-                        tag: str | None = None, position: int | None = None) -> Case:
-    """Record that an animal died or escaped in the pound today; its feeding stops (RULE130.md 0).
+def _calf_day(value: date | str | None, cf: CaseFile, today: date) -> date:
+    """The birth day given (a date, ``YYYY-MM-DD`` or None for today), checked against the custody.
 
-    If no animal is left before the notice is published, the case closes (closed_no_animals).
     Raises:
-        Refused: unknown animal, already gone, or no longer in the pound.
+        Refused: not a date, after today, or before the cattle were (back) in the pound.
+    """
+    if value is None or value == "":
+        return today
+    if isinstance(value, datetime) or not isinstance(value, (date, str)):
+        raise Refused(M_("the day of birth must be a date such as 2026-01-07"), {"born_on": M_("not a date")})
+    try:
+        day = value if isinstance(value, date) else date.fromisoformat(value.strip()) if len(value.strip()) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise Refused(M_("the day of birth must be a date such as 2026-01-07"), {"born_on": M_("not a date")})
+    if day > today:
+        raise Refused(M_("the day of birth %(day)s is after today", day=day), {"born_on": M_("in the future")})
+    since = cf.interim.returned_on if cf.interim and cf.interim.returned_on else cf.impounded_on
+    if day < since:
+        raise Refused(M_("the cattle have been in the pound since %(since)s; a calf born on %(day)s was not born in "
+                         "the pound", since=since, day=day), {"born_on": M_("before the cattle were in the pound")})
+    return day
+
+
+def record_animal_event(session: Session, user: User, case_id: int | str, kind: str, *,
+                        tag: str | None = None, position: int | None = None, born_on: date | str | None = None,
+                        calf_description: str | None = None, calf_tag: str | None = None) -> Case:
+    """Record that an animal died or escaped in the pound today (its feeding stops), or that a
+    calf was born in the pound (RULE130.md 0).
+
+    Death and escape: ``tag`` or ``position`` names the animal; if no animal is left before the
+    notice is published, the case closes (closed_no_animals).
+
+    Birth (RULE130.md 0, reading: "a calf born in the pound joins the lot — no fine, feeding from
+    its birth day, and it goes with its mother"): ``tag`` or ``position`` names the mother, a living
+    animal of the lot (not a bullock); ``born_on`` is the local calendar day of birth (default
+    today; not after today, not before the cattle came into the pound). The calf is added to the
+    case's animals with the mother's species, a fine of 0 and the mother's feeding rate per day
+    (the tariff of the case's impoundment day), fed from its birth day (that day counted, as the
+    impound day is); ``calf_description`` (default "calf of <mother>") and ``calf_tag`` (optional,
+    unique in the case) describe it. It is released, sold, returned or delivered with the lot, and
+    its own death or escape is recorded like any animal's.
+    Raises:
+        NotPermitted: not the pound keeper. NotFound: outside the user's scope.
+        Refused: unknown kind or animal, an animal already gone, cattle no longer in the pound, a
+            bad day of birth, a bullock as mother, or a calf tag already used.
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "pound_keeper")
-    if kind not in ("death", "escape"):
-        raise Refused(M_("unknown animal event %(kind)s; use death or escape", kind=repr(kind)))
+    if kind not in ("death", "escape", "birth"):
+        raise Refused(M_("unknown animal event %(kind)s; use death, escape or birth", kind=repr(kind)))
     run = _open_run(session, user, case_id)
     cf = run.cf
     today = legal_time.local_day(clock.now(), cf.timezone)
@@ -435,8 +480,14 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
                       {"animal": M_("unknown animal")})
     if animal.gone_on() is not None:
         raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()))
-    if cf.sale or cf.dispatch or cf.release or (cf.interim and not cf.interim.returned_on):
+    if (cf.sale or cf.dispatch or cf.release or cf.delivered_on is not None
+            or (cf.interim and not cf.interim.returned_on)):
         raise Refused(M_("%(animal)s is no longer in the pound", animal=animal.label))
+    if kind == "birth":
+        _record_birth(run, user, animal, _calf_day(born_on, cf, today), calf_description, calf_tag)
+        run.run()
+        run.save()
+        return run.case
     if kind == "death":
         animal.died_on = today
     else:
@@ -449,6 +500,30 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
         run.run()
     run.save()
     return run.case
+
+
+def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, description: str | None,
+                  tag: str | None) -> Animal:
+    cf = run.cf
+    if mother.species == "bullock":
+        raise Refused(M_("%(animal)s is a bullock; choose the calf's mother", animal=mother.label),
+                      {"animal": M_("not a mother")})
+    if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
+        raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
+    tag = (tag or "").strip() or None
+    if tag and len(tag) > 200:
+        raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})
+    if tag and any(a.tag == tag for a in cf.animals):
+        raise Refused(M_("the tag %(tag)s is already on an animal of this case", tag=tag), {"calf_tag": M_("tag in use")})
+    text = (description or "").strip() or f"calf of {mother.label}"
+    if len(text) > 200:
+        raise Refused(M_("the calf's description is longer than 200 characters"), {"calf_description": M_("too long")})
+    calf = Animal(position=len(cf.animals) + 1, species=mother.species, description=text, tag=tag, fine=ZERO,
+                  feeding_per_day=mother.feeding_per_day, born_on=day, mother=mother.position)
+    cf.animals.append(calf)
+    run.event("task", "Birth recorded", actor_role=user.role,
+              detail={"calf": calf.label, "mother": mother.label, "born_on": day.isoformat()})
+    return calf
 
 
 # -- the summary the pages, the API and the simulator show -----------------------------------------

@@ -25,7 +25,11 @@ After every posting the case's invariants are checked in the same transaction
    unpaid: ``auction_final``, ``security_forfeited`` and ``closed_no_animals``;
 5. when the case ends, the fine and feeding received into the cattle pound account, plus the
    shortfall recorded on the case, equal F + C; after (d), the feeding charges paid to the pound
-   keeper plus the balance sent to the Panchayat fund equal C.
+   keeper plus the balance sent to the Panchayat fund equal C;
+6. while the case runs, the ledger agrees with its file: the suspense account holds exactly the
+   money the file says it holds for later steps (:func:`held_in_suspense`), and between delivery
+   to the objector and the feeding charges the cattle pound account holds F + C — so no later step
+   can fail for want of money.
 """
 
 from __future__ import annotations
@@ -161,11 +165,35 @@ def paid_to(session: Session, case_id: int, account: str, kinds: tuple[str, ...]
 
 @dataclass(frozen=True)
 class Expected:
-    """What a case that has ended owes under RULE130.md "Money" (rupees): ``due`` = F + C at the
-    end of custody, ``feeding`` = C."""
+    """What the case file says the ledger must show (rupees, webapp.services.cases.expectations).
 
-    due: Decimal
-    feeding: Decimal
+    A case that has ended: ``due`` = F + C at the end of custody and ``feeding`` = C. A running
+    case: ``suspense_held``, the money the suspense account holds for later steps (auction money
+    not yet repaid, a remittance, a security not yet refunded: :func:`held_in_suspense`), and
+    ``pound_held``, F + C in the cattle pound account between delivery to the objector and the
+    feeding charges (None otherwise).
+    """
+
+    due: Decimal | None = None
+    feeding: Decimal | None = None
+    suspense_held: Decimal | None = None
+    pound_held: Decimal | None = None
+
+
+def held_in_suspense(cf) -> Decimal:
+    """What the suspense account holds for a running case by its file (rupees): the auction money
+    until the buyer is repaid, the net remittance, and a security until it is refunded or
+    forfeited; nothing once the cattle were delivered to the objector (clause (d) paid it out)."""
+    if cf.delivered_on is not None:
+        return ZERO
+    held = ZERO
+    if cf.sale is not None and cf.sale.returned_on is None:
+        held += cf.sale.amount
+    if cf.dispatch is not None and cf.dispatch.net is not None and cf.dispatch.net > 0:
+        held += cf.dispatch.net
+    if cf.interim is not None and not cf.interim.refunded and not cf.interim.forfeited:
+        held += cf.interim.security
+    return held
 
 
 def _words(account: str) -> str:
@@ -204,7 +232,17 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
         found.append(InvariantBroken(
             f"ledger: a shortfall of {shortfall} is not allowed for the outcome {outcome.replace('_', ' ')}",
             "shortfall"))
-    if closed and expected is not None:
+    if not closed and expected is not None:
+        if expected.suspense_held is not None and totals.get("suspense", ZERO) != expected.suspense_held:
+            found.append(InvariantBroken(
+                f"ledger: the suspense account must hold {expected.suspense_held} for this case's later steps "
+                f"(the auction money, remittance or security on its file), not {totals.get('suspense', ZERO)}",
+                "suspense_held"))
+        if expected.pound_held is not None and totals.get("pound_account", ZERO) != expected.pound_held:
+            found.append(InvariantBroken(
+                f"ledger: the cattle pound account must hold F + C ({expected.pound_held}) until the feeding "
+                f"charges are paid, not {totals.get('pound_account', ZERO)}", "pound_held"))
+    if closed and expected is not None and expected.due is not None:
         standing = effective(rows)
         received = sum((e.amount for e in standing if e.to_account == "pound_account" and e.kind == "fine_and_feeding"),
                        ZERO)
@@ -212,7 +250,7 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
             found.append(InvariantBroken(
                 f"ledger: fine and feeding received ({received}) plus the shortfall ({shortfall}) do not equal "
                 f"F + C ({expected.due})", "fine_and_feeding"))
-        if outcome == "returned_to_objector":
+        if outcome == "returned_to_objector" and expected.feeding is not None:
             charges = sum((e.amount for e in standing if e.kind in ("feeding_charges", "feeding_balance")), ZERO)
             if charges != expected.feeding:
                 found.append(InvariantBroken(
@@ -290,7 +328,7 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
     reversal = book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal", clause=entry.clause,
                          memo=f"reversal of entry {entry.id} ({entry.kind})", reversal_of=entry.id, reason=reason)
     try:
-        check_invariants(session, case, case.status == "completed", cases.expected_at_end(case))
+        check_invariants(session, case, case.status == "completed", cases.expectations(case))
     except InvariantBroken as broken:
         raise Refused(M_("entry %(id)s cannot be reversed: %(why)s", id=entry.id, why=broken.message)) from None
     now = clock.now()

@@ -508,19 +508,24 @@ def file_appeal(case_ref: str) -> Response:
 
 @bp.post("/cases/<path:case_ref>/animal-events")
 def animal_event(case_ref: str) -> Response:
-    """The pound keeper records a death or escape ``{"kind", "tag" | "position"}``; 201 with the case."""
+    """The pound keeper records a death or escape ``{"kind", "tag" | "position"}``, or a birth
+    ``{"kind": "birth", "tag" | "position" (the mother), "born_on"?, "calf_description"?, "calf_tag"?}``;
+    201 with the case."""
     body = _body()
     tag = _optional_text(body, "tag")
     position = _optional_int(body, "position")
     _optional_text(body, "kind")
+    birth = {k: _optional_text(body, k) for k in ("born_on", "calf_description", "calf_tag")}
     if (tag is None) == (position is None):
         raise Refused("give the animal's tag or its position (1, 2, ...), not both",
                       {"tag": "tag or position", "position": "tag or position"})
     case = _resolve(case_ref)
     kind = str(body.get("kind") or "")
-    action = "record_death" if kind == "death" else "record_escape" if kind == "escape" else "record_animal_event"
+    action = {"death": "record_death", "escape": "record_escape", "birth": "record_birth"}.get(kind,
+                                                                                           "record_animal_event")
+    extra = birth if kind == "birth" else {}
     case_id = _perform(action, case.id, cases.record_animal_event, _user(), case.id, kind, tag=tag,
-                       position=position)
+                       position=position, **extra)
     return _render_case(case_id, 201)
 
 

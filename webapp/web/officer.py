@@ -374,6 +374,17 @@ def record_animal_event(case_id: int) -> Any:
                            else _("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
 
 
+@bp.route("/cases/<int:case_id>/births", methods=["POST"])
+def record_birth(case_id: int) -> Any:
+    """The pound keeper records a calf born in the pound: its mother, the day, a description and tag."""
+    raw = request.form.get("mother", "")
+    values = {k: request.form.get(k, "") for k in ("mother", "born_on", "calf_description", "calf_tag")}
+    return _case_act(case_id, "record_birth", cases.record_animal_event, "birth", position=whole_number(raw),
+                     born_on=values["born_on"].strip() or None, calf_description=values["calf_description"],
+                     calf_tag=values["calf_tag"], done=_("The birth of a calf to animal %(num)s was recorded.", num=raw),
+                     values=values)
+
+
 @bp.route("/cases/<int:case_id>/ledger/reversals", methods=["POST"])
 def reverse_entry(case_id: int) -> Any:
     """The secretary corrects the ledger: the reversing entry of ``entry`` with a ``reason``;
