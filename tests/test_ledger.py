@@ -352,7 +352,7 @@ def test_the_migration_goes_down_and_up_with_entries_kept_and_the_guard_back(dri
     config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     sessions.kw["bind"].dispose()
-    command.downgrade(config, "0010")
+    command.downgrade(config, "0012_documents")
     with sessions() as s:
         assert s.execute(text("SELECT amount FROM ledger_entry")).scalars().all() == [D("12500.00")]
         s.execute(text("UPDATE ledger_entry SET memo = memo"))  # no guard before 0011_ledger

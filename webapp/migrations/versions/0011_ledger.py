@@ -8,7 +8,7 @@
   Panchayat, seeded with RULE130.md's example defaults in force from 2000-01-01.
 
 Revision ID: 0011_ledger
-Revises: 0010
+Revises: 0012_documents
 """
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -19,7 +19,7 @@ from alembic import op
 import webapp.store.models
 
 revision = "0011_ledger"
-down_revision = "0010"
+down_revision = "0012_documents"
 branch_labels = None
 depends_on = None
 
