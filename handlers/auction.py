@@ -35,7 +35,8 @@ def evaluate_bid(ctx: HandlerContext) -> dict[str, Any]:
 def _sell(ctx: HandlerContext, bid: Bid, kind: str, day) -> dict[str, Any]:
     cf = ctx.case_file
     auction = _auction(ctx)
-    auction.status, auction.closed_on = "sold", day
+    auction.status = "sold"
+    auction.closed_on = auction.closed_on or day  # an unsold auction closed on its third day, not on acceptance
     cf.sale = Sale(buyer=bid.bidder, amount=bid.amount, day=day, kind=kind, auction_round=auction.round)
     ctx.ledger.post("buyer", "suspense", bid.amount, kind="auction_money", clause="Rule 130(b)",
                     memo=f"auction money from {bid.bidder}")

@@ -463,3 +463,14 @@ def test_s3_remittance_acknowledgement_is_issued_by_the_receiving_officers_act(a
     login(client, "sec")
     text = pdf_text(client.get(f"/cases/{case_id}/documents/{ack.id}.pdf").data)
     assert "Net proceeds remitted ₹7,500.00" in text and "Gross sale price ₹8,200.00" in text
+
+
+def test_p08_receipt_after_accepting_the_highest_bid_names_the_auctions_last_day(sessions, officers, virtual_clock):
+    """The auction closed unsold on its third day (8 February); the sarpanch accepted the highest
+    bid on 10 February, which is the sale day, not the day the auction closed."""
+    case_id = run_scenario(sessions, officers, virtual_clock, "p08")
+    receipt = docs(sessions, case_id)[("sale_receipt:1", "en")]
+    assert_states(receipt, ["the auction closed on Sunday, 8 February 2026 without reaching the full price of ₹12,000.00"])
+    with sessions() as session:
+        cf = casefile.load(session.get(Case, case_id).file_json)
+    assert cf.auction.closed_on == date(2026, 2, 8) and cf.sale.day == date(2026, 2, 10)
