@@ -34,7 +34,7 @@ import pytest
 from sqlalchemy import select
 
 from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users, versions
-from webapp.store.models import Case, Incident, ProcessVersion, User
+from webapp.store.models import Case, CaseDocument, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
 from .test_incidents import FLAKY, flaky_version  # noqa: F401 - a fixture used below
@@ -47,7 +47,7 @@ USERS = {"pound_keeper": "pk", "secretary": "sec", "sarpanch": "sar", "appellate
 NAMES = {"BPMN", "JSON", "PDF", "CSV", "API", "UTC", "URL", "SMTP", "HTTP", "HTTPS", "English", "JavaScript",
          "Cb", "ii", "iii", "iv"}
 CODES = {"pk", "sec", "sar", "app", "recv", "admin", "RMP", "KHR", "FAR", "SAM", "RJ"}
-DATA = ("Pound Keeper", "Secretary", "Sarpanch", "Vikas Adhikari", "Gram Panchayat Kishanpura", "Admin",
+DATA = ("Pound Keeper", "Secretary", "Sarpanch", "Vikas Adhikari, Panchayat Samiti", "Vikas Adhikari", "Gram Panchayat Kishanpura", "Admin",
         "Kheri Secretary", "Far Vikas Adhikari", "Rampura", "Kheri", "Faraway", "Jaipur", "Ajmer",
         "Bhimpura", "Kanji House", "brown cow, white patch", "black cow, broken horn", "grey cow, bell on neck",
         "brown cow", "Bidder A", "Bidder B", "Objector O", "Owner X", "flaky report handler",
@@ -161,16 +161,20 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
         case_ids = list(session.scalars(select(Case.id).order_by(Case.id)))
         task_ids = {(case_id, t.task_id) for case_id in case_ids
                     for t in tasks.case_tasks(session, session.get(Case, case_id))}
+        # each document is kept in the language it was issued in: the Hindi ones are crawled here
+        document_ids = set(session.execute(select(CaseDocument.case_id, CaseDocument.id)
+                                           .where(CaseDocument.language == "hi")).tuples())
     assert incident_ids and len(version_ids) == 3 and len(case_ids) == 5
     assert len(task_ids) >= 5  # appeal, remittance, record bid, release, and the order on the dispatched case
-    return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "incident_id": incident_ids, "version_id": version_ids,
+    assert document_ids  # the notices, receipts and orders of the cases above
+    return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "document_id": document_ids, "incident_id": incident_ids, "version_id": version_ids,
             "process_id": [repository.PROCESS_ID], "number": [1, 2, 3], "code": ["RMP", "KHR"],
             "register": list(registers.REGISTERS)}
 
 
 SKIPPED = {  # GET rules that answer no HTML page: files, JSON, the metrics text
     "static", "diagrams.bpmn_js", "diagrams.process_xml", "modeler.source", "admin_versions.download",
-    "monitor.metrics", "ops.health",
+    "monitor.metrics", "ops.health", "documents.pdf",
 }
 EXTRA_QUERIES = {  # the same page with its filters or search filled in
     "officer.case_list": ["?q=RJ", "?q=nothing-like-this"],
@@ -192,6 +196,8 @@ def urls(app, world) -> list[str]:
         combos: list[dict] = [{}]
         if arguments == ["case_id", "task_id"]:
             combos = [{"case_id": c, "task_id": t} for c, t in sorted(world["task_id"])]
+        elif arguments == ["case_id", "document_id"]:
+            combos = [{"case_id": c, "document_id": d} for c, d in sorted(world["document_id"])]
         else:
             for argument in arguments:
                 combos = [{**combo, argument: value} for combo in combos for value in world[argument]]
