@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from webapp import clock
 from webapp.services import cases, documents, tasks, users
-from webapp.store.models import Case, CaseDocument, ProcessVersion, User
+from webapp.store.models import Case, CaseDocument, Delivery, Notification, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD
 
@@ -150,6 +150,9 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /preferences": every(200, anonymous=302),
     "POST /preferences": every(302, anonymous=302),  # nothing chosen: saved as "inbox only"
     "GET /admin/deliveries": every(403, anonymous=302, administrator=200),
+    # send a failed delivery again: RMP's administrator for a delivery to RMP's secretary (back to
+    # the log); a delivery to FAR's pound keeper is outside their scope: not found
+    "POST /admin/deliveries/<int:delivery_id>/retry": every(403, anonymous=302, administrator=(302, 404)),
     # monitoring: administrators, /metrics also with its own bearer token (none here)
     "GET /admin/timers": every(403, anonymous=302, administrator=200),
     "GET /metrics": every(401, administrator=200),
@@ -270,6 +273,21 @@ class World:
             return row.id
 
 
+    def failed_delivery_id(self, side: str) -> int:
+        """A failed e-mail delivery to a user of that side's Panchayat (RMP's secretary or FAR's
+        pound keeper), made for this request."""
+        now = clock.now()
+        with self.sessions() as session:
+            user = session.scalar(select(User).where(User.username == ("sec" if side == "own" else "pk-far")))
+            note = Notification(user_id=user.id, case_id=self.case(side).id, template="task_ready", message="test",
+                                created_at=now)
+            row = Delivery(notification=note, channel="email", target="x@example.org", status="failed",
+                           attempts=5, next_attempt_at=now, last_error="refused", created_at=now)
+            session.add_all([note, row])
+            session.commit()
+            return row.id
+
+
 # URL parameter name -> (world, "own" | "other") -> value
 PARAMS: dict[str, Callable[[World, str], Any]] = {
     "case_id": lambda w, side: w.case(side).id,
@@ -278,6 +296,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "element_id": lambda w, side: "ut_release",
     "version_id": lambda w, side: w.version_id,
     "token_id": lambda w, side: w.fresh_token_id(side),
+    "delivery_id": lambda w, side: w.failed_delivery_id(side),
     "filename": lambda w, side: None,  # per rule, below
     "incident_id": lambda w, side: 999_999_999,  # no such incident (see EXPECTED)
     "process_id": lambda w, side: "rule130_case",

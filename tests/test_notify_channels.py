@@ -19,10 +19,10 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from webapp.services import cases, channels, deliveries, preferences, tasks, timers, uow
+from webapp.services import cases, channels, deliveries, preferences, tasks, timers, users, uow
 from webapp.store.models import Case, Delivery, Notification, User
 
-from .conftest import PASSWORD
+from .conftest import FAST_HASH, PASSWORD
 
 IST = "+05:30"
 SECRET = "webhook-test-secret"
@@ -377,3 +377,56 @@ def test_unread_badge_on_every_page_and_mark_read(client, sessions, officers, vi
     assert b'title="unread notifications"' not in client.get("/tasks").data
     with sessions() as session:
         assert session.get(Notification, note.id).read_at is not None
+
+
+def test_the_delivery_log_shows_each_administrator_only_the_users_they_manage(client, sessions, officers,
+                                                                             virtual_clock, smtp):
+    with sessions() as session:
+        for name, scope in (("pk-khr", {"panchayat_code": "KHR"}),):
+            users.create_user(session, name, PASSWORD, "pound_keeper", password_method=FAST_HASH, **scope)
+        for name, scope in (("admin-rmp", {"panchayat_code": "RMP"}), ("admin-sam1", {"samiti_code": "SAM1"}),
+                            ("admin-sam2", {"samiti_code": "SAM2"})):
+            users.create_user(session, name, PASSWORD, "administrator", password_method=FAST_HASH, **scope)
+        session.commit()
+        khr_keeper = session.scalar(select(User).where(User.username == "pk-khr"))
+    choose(sessions, officers["secretary"], email_enabled=True, email_address="secretary@rampura.example")
+    choose(sessions, officers["other_secretary"], email_enabled=True, email_address="secretary@kheri.example")
+    rampura = start_case(sessions, officers)
+    kheri = start_case(sessions, {"pound_keeper": khr_keeper})
+    virtual_clock.set(at("2026-01-09T00:00:01"))
+    assert timers.fire_due(sessions) == 2  # both files open: each secretary gets "report raised" by e-mail
+    # nothing listens on the port yet: one attempt, then failed
+    assert {o.result for o in deliveries.deliver_due(sessions, settings_for(smtp.port, max_attempts=1))} == {"failed"}
+    by_target = {d.target: d.id for d in deliveries_of(sessions)}
+    rampura_id, kheri_id = by_target["secretary@rampura.example"], by_target["secretary@kheri.example"]
+
+    def shown(username: str) -> tuple[set[str], str]:
+        login(client, username)
+        text = client.get("/admin/deliveries").get_data(as_text=True)
+        client.post("/logout")
+        return {case.case_number for case in (rampura, kheri) if case.case_number in text}, text
+
+    assert shown("admin")[0] == {rampura.case_number, kheri.case_number}  # installation-wide
+    assert shown("admin-sam1")[0] == {rampura.case_number, kheri.case_number}  # both Panchayats are in SAM1
+    seen, text = shown("admin-rmp")
+    assert seen == {rampura.case_number} and "secretary@kheri.example" not in text and "failed (1)" in text
+    seen, text = shown("admin-sam2")
+    assert seen == set() and "No deliveries." in text and "failed (0)" in text
+
+    # sending again: another scope's delivery is not found and stays failed; one's own is due now
+    login(client, "admin-rmp")
+    assert client.post(f"/admin/deliveries/{kheri_id}/retry").status_code == 404
+    response = client.post(f"/admin/deliveries/{rampura_id}/retry")
+    assert response.status_code == 302 and response.headers["Location"].endswith("/admin/deliveries")
+    assert {d.id: d.status for d in deliveries_of(sessions)} == {rampura_id: "pending", kheri_id: "failed"}
+    refused = client.post(f"/admin/deliveries/{rampura_id}/retry", follow_redirects=True)
+    assert "only a failed or waiting delivery" not in refused.get_data(as_text=True)  # pending: brought forward
+    smtp.start()
+    outcomes = deliveries.deliver_due(sessions, settings_for(smtp.port))
+    assert [(o.delivery_id, o.result) for o in outcomes] == [(rampura_id, "sent")]
+    assert [rcpt for _, rcpt, _ in smtp.mailbox.messages] == [["secretary@rampura.example"]]
+    again = client.post(f"/admin/deliveries/{rampura_id}/retry", follow_redirects=True).get_data(as_text=True)
+    assert f"delivery {rampura_id} is sent; only a failed or waiting delivery is sent again" in again
+    with sessions() as session:
+        sent = session.get(Delivery, rampura_id)
+        assert (sent.status, sent.attempts) == ("sent", 2)

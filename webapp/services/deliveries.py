@@ -30,7 +30,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
-from ..i18n import N_, render_for
+from ..errors import Conflict, NotFound, Refused
+from ..i18n import M_, N_, render_for
 from ..store.models import Case, Delivery, Notification, NotificationPreference, User
 from . import channels
 
@@ -236,19 +237,57 @@ def start_thread(sessions: sessionmaker[Session], settings: channels.ChannelSett
     return thread
 
 
-def listing(session: Session, *, status: str | None = None, limit: int = 200) -> list[dict]:
-    """Deliveries for the administrators' page, newest first: the row, its notification, user, case."""
+def listing(session: Session, admin: User, *, status: str | None = None, limit: int = 200) -> list[dict]:
+    """Deliveries for the administrators' page, newest first: the row, its notification, user, case.
+
+    Only deliveries to users ``admin`` manages (:func:`.users.managed_users`: everyone for an
+    installation-wide administrator, the Samiti's or the Panchayat's users for a scoped one).
+    """
+    from .users import managed_users
     query = (select(Delivery, Notification, User, Case)
              .join(Notification, Notification.id == Delivery.notification_id)
              .join(User, User.id == Notification.user_id)
              .outerjoin(Case, Case.id == Notification.case_id)
+             .where(managed_users(admin))
              .order_by(Delivery.id.desc()).limit(limit))
     if status:
         query = query.where(Delivery.status == status)
     return [{"delivery": d, "notification": n, "user": u, "case": c} for d, n, u, c in session.execute(query).all()]
 
 
-def counts(session: Session) -> dict[str, int]:
-    """How many deliveries are in each status."""
-    found = dict(session.execute(select(Delivery.status, func.count()).group_by(Delivery.status)).all())
+def counts(session: Session, admin: User) -> dict[str, int]:
+    """How many deliveries to the users ``admin`` manages are in each status."""
+    from .users import managed_users
+    found = dict(session.execute(select(Delivery.status, func.count(Delivery.id))
+                                 .join(Notification, Notification.id == Delivery.notification_id)
+                                 .join(User, User.id == Notification.user_id)
+                                 .where(managed_users(admin)).group_by(Delivery.status)).all())
     return {status: int(found.get(status, 0)) for status in STATUSES}
+
+
+def retry_now(session: Session, admin: User, delivery_id: int) -> Delivery:
+    """Send a failed or waiting delivery again at the next pass of the delivery loop.
+
+    A ``failed`` delivery gets one more attempt (its attempt count is kept, so a second failure
+    marks it failed again); a ``pending`` one is brought forward to now. Nothing else changes.
+    Raises:
+        NotFound: no such delivery, or its recipient is not a user ``admin`` manages.
+        Refused: it was sent, or it is being sent right now.
+    """
+    from .users import managed_users
+    row = session.scalar(select(Delivery).join(Notification, Notification.id == Delivery.notification_id)
+                         .join(User, User.id == Notification.user_id)
+                         .where(Delivery.id == delivery_id, managed_users(admin))) if 0 < delivery_id < 2**63 else None
+    if row is None:
+        raise NotFound(M_("no delivery %(id)s", id=delivery_id))
+    if row.status in ("sent", "sending"):
+        raise Refused(M_("delivery %(id)s is %(status)s; only a failed or waiting delivery is sent again",
+                         id=delivery_id, status=row.status))
+    now = clock.now()
+    hit = session.execute(update(Delivery).where(Delivery.id == row.id, Delivery.status == row.status,
+                                                 Delivery.next_attempt_at == row.next_attempt_at)
+                          .values(status="pending", next_attempt_at=now).execution_options(synchronize_session=False))
+    if not hit.rowcount:
+        raise Conflict(M_("delivery %(id)s changed at the same moment; reload the log", id=delivery_id))
+    session.refresh(row)
+    return row

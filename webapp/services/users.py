@@ -7,7 +7,7 @@ import math
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select, true
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -215,6 +215,22 @@ def can_manage_user(session: Session, admin: User, user: User) -> bool:
         panchayat = session.get(Panchayat, user.panchayat_id)
         return panchayat is not None and panchayat.samiti_code == admin.samiti_code
     return user.samiti_code == admin.samiti_code
+
+
+def managed_users(admin: User) -> ColumnElement[bool]:
+    """The SQL condition on ``User`` that :func:`can_manage_user` decides one user at a time:
+    every user for an installation-wide administrator, the users of the Samiti's Panchayats and
+    the Samiti-level users for a Samiti administrator, the Panchayat's users for a Panchayat one,
+    and nobody for any other role (RULE130.md, "Roles, lanes and scope")."""
+    if admin.role != "administrator":
+        return User.id.is_(None)
+    if admin.panchayat_id is not None:
+        return User.panchayat_id == admin.panchayat_id
+    if admin.samiti_code is None:
+        return true()
+    samiti_panchayats = select(Panchayat.id).where(Panchayat.samiti_code == admin.samiti_code).scalar_subquery()
+    return or_(User.panchayat_id.in_(samiti_panchayats),
+               and_(User.panchayat_id.is_(None), User.samiti_code == admin.samiti_code))
 
 
 def tokens(session: Session, admin: User | None = None) -> list[tuple[ApiToken, User]]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from flask_login import current_user
 
 from ..app import db_session, sessions
-from ..errors import NotPermitted, Refused
-from flask_babel import gettext as _
-
-from ..i18n import M_
+from ..errors import Conflict, NotPermitted, Refused
+from ..i18n import M_, localize
 from ..services import channels, deliveries, preferences, uow
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
@@ -58,16 +57,36 @@ def preferences_page() -> Any:
                            webhook_offered=bool(settings.webhook_secret)), status
 
 
-@bp.route("/admin/deliveries")
-def deliveries_page() -> Any:
-    """Administrators: the delivery log, newest first, with status, attempts and the last error."""
+def _administrator() -> Any:
     user = me()
     if user.role != "administrator":
         raise NotPermitted(M_("only an administrator may see the delivery log"))
+    return user
+
+
+@bp.route("/admin/deliveries")
+def deliveries_page() -> Any:
+    """Administrators: the delivery log of the users in their scope (all, their Samiti's or their
+    Panchayat's), newest first, with status, attempts and the last error."""
+    user = _administrator()
     status = request.args.get("status") or None
     if status not in (None, *deliveries.STATUSES):
         status = None
     panchayat = panchayat_of(db_session(), user.panchayat_id) if user.panchayat_id else None
-    return render_template("notify/deliveries.html", rows=deliveries.listing(db_session(), status=status),
-                           counts=deliveries.counts(db_session()), status=status,
+    return render_template("notify/deliveries.html", rows=deliveries.listing(db_session(), user, status=status),
+                           counts=deliveries.counts(db_session(), user), status=status,
                            tz=panchayat.timezone if panchayat else DEFAULT_TZ)
+
+
+@bp.route("/admin/deliveries/<int:delivery_id>/retry", methods=["POST"])
+def retry_delivery(delivery_id: int) -> Any:
+    """Administrators: send a failed or waiting delivery of a user in their scope again now
+    (another scope's delivery is not found); back to the log with what happened."""
+    user = _administrator()
+    try:
+        uow.perform(sessions(), "retry_delivery", deliveries.retry_now, user, delivery_id)
+    except (Refused, Conflict) as refused:
+        flash(localize(refused.message), "error")
+    else:
+        flash(_("Delivery %(id)s will be sent again at once.", id=delivery_id), "success")
+    return redirect(url_for("notify.deliveries_page"))
