@@ -48,4 +48,4 @@ def get(name: str) -> Handler:
 
 
 def _load() -> None:
-    from . import auction, case, decision, notice, notify, objections, settlement  # noqa: F401
+    from . import auction, case, decision, notice, notify, objections, service_level, settlement  # noqa: F401

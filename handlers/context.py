@@ -32,6 +32,9 @@ class HandlerContext:
             of those roles within the case's scope.
         task_data: the data of the service task being run (includes submitted forms by name).
         task_name: the element id of that task.
+        attached_to: for a task on the path of a boundary event (an overdue timer's notice), the
+            user task the event is attached to: ``{"element_id", "name", "lane", "task_id",
+            "ready": bool}``; None elsewhere.
     """
 
     case_file: CaseFile
@@ -40,6 +43,7 @@ class HandlerContext:
     notify: Callable[..., None]
     task_data: dict[str, Any] = field(default_factory=dict)
     task_name: str = ""
+    attached_to: dict[str, Any] | None = None
 
     @property
     def today(self) -> date:

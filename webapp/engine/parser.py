@@ -7,8 +7,11 @@ The project's own rules follow: every user task sits in a lane that is a role an
 that exists and is a valid JSON Schema; every service task names a registered handler; every
 expression passes the sandbox; every exclusive gateway has a default or conditions on all flows;
 every timer computes its instant with ``period_end(event, days, timezone)`` (Rule 2, calendar days)
-and the objection period is never below 30 days (Rule 130(a)); no event-based gateway waits on two
-timers (a SpiffWorkflow 3.2.0 bug); every flow node's documentation begins with its clause.
+and the objection period is never below 30 days (Rule 130(a)), except overdue timers: a
+non-interrupting boundary event on a user task may use ``service_level_end("<that task>", days,
+timezone)``, the end of the task's service level (RULE130.md) plus whole days, which only
+reminds; no event-based gateway waits on two timers (a SpiffWorkflow 3.2.0 bug); every flow
+node's documentation begins with its clause.
 :func:`verdict` runs the same pipeline over any BPMN file (the corpus of other tools' diagrams).
 """
 
@@ -40,6 +43,8 @@ MIN_OBJECTION_DAYS = 30
 OBJECTION_TIMER = "n_ice_period_ends"
 NOTICE_FORM = "publish_notice.schema.json"
 USE_PERIOD_END = "use period_end(event, days, timezone) (Rule 2: calendar days in the Panchayat's time zone)"
+SERVICE_LEVEL_END = "service_level_end"  # overdue timers (service levels, not legal periods)
+MAX_OVERDUE_DAYS = 60
 
 
 @dataclass
@@ -339,7 +344,8 @@ def _int_constant(node: ast.expr) -> int | None:
 
 
 def _check_timers(root: etree._Element) -> list[Problem]:
-    """Every timer is ``period_end(event, days, timezone)`` in a timeDate; Rule 130(a) periods >= 30 days."""
+    """Every timer is ``period_end(event, days, timezone)`` in a timeDate; Rule 130(a) periods >= 30 days;
+    or an overdue timer (:func:`_check_service_level_timer`)."""
     problems: list[Problem] = []
     for definition in root.iter(f"{{{BPMN_NS}}}timerEventDefinition"):
         event = definition.getparent()
@@ -361,6 +367,9 @@ def _check_timers(root: etree._Element) -> list[Problem]:
             tree = ast.parse(source, mode="eval").body
         except SyntaxError:
             tree = None
+        if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == SERVICE_LEVEL_END:
+            problems += _check_service_level_timer(root, event, event_id, source, tree, line)
+            continue
         if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "period_end"
                 and len(tree.args) == 3 and not tree.keywords):
             problems.append(Problem(f"timer expression {source!r} is not a legal period; {USE_PERIOD_END}",
@@ -380,6 +389,43 @@ def _check_timers(root: etree._Element) -> list[Problem]:
         elif event_id == OBJECTION_TIMER and "objection_period_days" not in ast.unparse(days_node):
             problems.append(Problem(f"timer expression {source!r}: the objection period must take its days from "
                                     'the notice (notice["objection_period_days"]), never a constant', event_id, line))
+    return problems
+
+
+def _check_service_level_timer(root: etree._Element, event: etree._Element | None, event_id: str | None, source: str,
+                               tree: ast.Call, line: int | None) -> list[Problem]:
+    """An overdue timer: ``service_level_end("<attached task id>", <days after>, timezone)``.
+
+    A service level is the project's setting, not a legal period (RULE130.md), so it may only
+    remind: the form is allowed on a non-interrupting boundary event of a user task, naming that
+    task, with a whole number of days after the due day (0 to 60). It can never close a task,
+    end a legal period or stand in for ``period_end`` (whose literal days the other checks see).
+    """
+    where = (event_id, line)
+    usage = (f'{SERVICE_LEVEL_END}("<the task it is attached to>", <days after the due day, 0-60>, timezone)')
+    if event is None or etree.QName(event).localname != "boundaryEvent" or event.get("cancelActivity") != "false":
+        return [Problem(f"timer expression {source!r}: {SERVICE_LEVEL_END} is only for a non-interrupting boundary "
+                        'event (cancelActivity="false") on a user task: a service level reminds and escalates, '
+                        f"it never closes a task or ends a legal period; legal periods {USE_PERIOD_END}", *where)]
+    host_id = event.get("attachedToRef") or ""
+    host = root.xpath("//*[@id=$id]", id=host_id)
+    if not host or etree.QName(host[0]).localname != "userTask":
+        return [Problem(f"timer expression {source!r}: {SERVICE_LEVEL_END} must be on a boundary event of a user "
+                        f"task; {host_id or 'nothing'} is not one", *where)]
+    if len(tree.args) != 3 or tree.keywords:
+        return [Problem(f"timer expression {source!r} is not an overdue timer; use {usage}", *where)]
+    task_node, days_node, zone_node = tree.args
+    problems = []
+    if not (isinstance(task_node, ast.Constant) and task_node.value == host_id):
+        problems.append(Problem(f"timer expression {source!r} must name the task it is attached to "
+                                f'("{host_id}") as its first argument; use {usage}', *where))
+    days = _int_constant(days_node)
+    if days is None or not 0 <= days <= MAX_OVERDUE_DAYS:
+        problems.append(Problem(f"timer expression {source!r}: the days after the due day must be a whole number "
+                                f"from 0 to {MAX_OVERDUE_DAYS}; use {usage}", *where))
+    if not (isinstance(zone_node, ast.Name) and zone_node.id == "timezone"):
+        problems.append(Problem(f"timer expression {source!r} must pass timezone (the Panchayat's time zone) as the "
+                                f"third argument; use {usage}", *where))
     return problems
 
 

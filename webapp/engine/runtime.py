@@ -153,6 +153,48 @@ def next_timer_due(workflow: BpmnWorkflow) -> datetime | None:
     return timers[0].due if timers else None
 
 
+def boundary_owner(task: Any) -> Any | None:
+    """The task a boundary event on ``task``'s path is attached to, or None.
+
+    ``task`` is a task that follows a boundary event (e.g. the service task of an overdue timer's
+    path, or the boundary event task itself). In SpiffWorkflow 3.2.0 a task with boundary events
+    runs under a ``BoundaryEventSplit`` whose children are the main task and one task per boundary
+    event; the main task is the child that is not a boundary event.
+    """
+    from SpiffWorkflow.bpmn.specs.control import BoundaryEventSplit
+    from SpiffWorkflow.bpmn.specs.mixins.events.intermediate_event import BoundaryEvent
+
+    node = task
+    while node is not None:
+        parent = node.parent
+        if parent is not None and isinstance(parent.task_spec, BoundaryEventSplit) \
+                and isinstance(node.task_spec, BoundaryEvent):
+            return next((c for c in parent.children if not isinstance(c.task_spec, BoundaryEvent)), None)
+        node = parent
+    return None
+
+
+def boundary_paths_run(task: Any) -> set[str]:
+    """The service operations already run on the paths of ``task``'s non-interrupting boundary
+    events (e.g. ``{"notify.task_overdue", "notify.task_escalated"}`` once both timers fired),
+    read from the engine state; empty for a task without boundary events."""
+    from SpiffWorkflow.bpmn.specs.control import BoundaryEventSplit
+    from SpiffWorkflow.bpmn.specs.mixins.events.intermediate_event import BoundaryEvent
+
+    parent = task.parent
+    if parent is None or not isinstance(parent.task_spec, BoundaryEventSplit):
+        return set()
+    found: set[str] = set()
+    for event in parent.children:
+        if not isinstance(event.task_spec, BoundaryEvent) or event.state != TaskState.COMPLETED:
+            continue
+        for step in event.children:
+            operation = getattr(step.task_spec, "operation_name", None)
+            if operation and step.state == TaskState.COMPLETED:
+                found.add(operation)
+    return found
+
+
 def ready_user_tasks(workflow: BpmnWorkflow) -> list[Any]:
     """READY manual (user) tasks, in the order SpiffWorkflow lists them."""
     return workflow.get_tasks(state=TaskState.READY, manual=True)

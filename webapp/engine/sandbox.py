@@ -168,6 +168,7 @@ class RestrictedEnvironment(TaskDataEnvironment):
 
 
 ServiceCall = Callable[[Any, str, dict[str, Any]], Any]
+SERVICE_LEVEL_OPERATION = "service_level.end"  # the handler that reads a task's due day from the case
 
 
 class Rule130ScriptEngine(PythonScriptEngine):
@@ -185,9 +186,24 @@ class Rule130ScriptEngine(PythonScriptEngine):
         super().__init__(environment=RestrictedEnvironment())
         self._call_handler = call_handler
 
+    def _service_level_end(self, task: Any) -> Callable[..., str]:
+        """``service_level_end(element_id, days_after, timezone)`` for expressions of ``task``:
+        the instant a user task's service level ends (00:00 local of the day after its due day),
+        plus ``days_after`` calendar days, as an offset-aware ISO string. The due day is the
+        project's (RULE130.md, "Service levels"), read from the case by the handler registered as
+        :data:`SERVICE_LEVEL_OPERATION`; overdue and escalation timers use it (see the parser)."""
+
+        def service_level_end(element_id: str, days_after: int, timezone: str) -> str:
+            result = self._call_handler(task, SERVICE_LEVEL_OPERATION,
+                                        {"element_id": element_id, "days_after": days_after, "timezone": timezone})
+            return result["instant"]
+
+        return service_level_end
+
     def evaluate(self, task: Any, expression: str, external_context: dict | None = None) -> Any:
         try:
-            return self.environment.evaluate(expression, task.data, external_context)
+            external = {"service_level_end": self._service_level_end(task), **(external_context or {})}
+            return self.environment.evaluate(expression, task.data, external)
         except ScriptRefused as error:
             raise WorkflowTaskException(f"Refused expression '{expression}': {error}", task=task) from None
         except Exception as error:  # wrap as SpiffWorkflow does, without RestrictedPython's tuple args

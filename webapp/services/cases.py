@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from SpiffWorkflow.util.task import TaskState
 
 import handlers
 from handlers.context import HandlerContext
@@ -29,6 +30,16 @@ MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
 
 
 # -- running a case ---------------------------------------------------------------------------
+
+def attached_to(task: Any) -> dict[str, Any] | None:
+    """The user task whose boundary event led to ``task`` (see :class:`HandlerContext`), or None."""
+    owner = runtime.boundary_owner(task)
+    if owner is None:
+        return None
+    spec = owner.task_spec
+    return {"element_id": spec.bpmn_id, "name": spec.bpmn_name or spec.bpmn_id, "lane": spec.lane,
+            "task_id": str(owner.id), "ready": owner.state == TaskState.READY}
+
 
 class CaseRun:
     """One case loaded for one unit of work: its file, its engine instance, its ledger.
@@ -57,7 +68,8 @@ class CaseRun:
         fn = handlers.get(name)
         self.ledger.element_id = task.task_spec.bpmn_id
         ctx = HandlerContext(case_file=self.cf, now=clock.now(), ledger=self.ledger, notify=self.notify,
-                             task_data=task.data, task_name=task.task_spec.bpmn_id)
+                             task_data=task.data, task_name=task.task_spec.bpmn_id,
+                             attached_to=attached_to(task))
         return fn(ctx, **params)
 
     def notify(self, roles: list[str], template: str, **params: str) -> None:

@@ -36,7 +36,8 @@ from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 
 READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
-STATUSES = ("ready", "overdue", "mine", "unclaimed", "completed", "cancelled")
+STATUSES = ("ready", "overdue", "escalated", "mine", "unclaimed", "completed", "cancelled")
+ESCALATION_OPERATION = "notify.task_escalated"  # the diagram's escalation path (handlers.notify)
 DEFAULT_TZ = "Asia/Kolkata"
 PAGE_SIZE = 100
 
@@ -158,6 +159,8 @@ def _fill(row: CaseTask, case: Case, cf: CaseFile, task: Any) -> None:
     for key, value in values.items():
         if getattr(row, key) != value:
             setattr(row, key, value)
+    if row.escalated_at is None and ESCALATION_OPERATION in runtime.boundary_paths_run(task):
+        row.escalated_at = clock.now()  # the escalation timer fired in this unit of work
 
 
 def engine_ready_tasks(workflow: Any) -> set[tuple[str, str, str]]:
@@ -202,6 +205,7 @@ class TaskRow:
     assigned_to: str | None
     yours: bool  # your role's lane
     ended_at: datetime | None
+    escalated_at: datetime | None = None  # when the escalation timer told the sarpanch (still open)
 
 
 @dataclass
@@ -269,7 +273,8 @@ def task_list(session: Session, user: User, *, role: str | None = None, status: 
     Args:
         role: one lane among :func:`visible_lanes` (default: the user's own role; an
             administrator's default is every lane).
-        status: ``ready`` (default), ``overdue`` (act-by day passed), ``mine`` (claimed by you),
+        status: ``ready`` (default), ``overdue`` (act-by day passed), ``escalated`` (still open
+            after the diagram's escalation timer told the sarpanch), ``mine`` (claimed by you),
             ``unclaimed``, ``completed`` or ``cancelled`` (newest first).
         case: a case number (``RMP/2026/0001``) or id, to list one case's tasks.
     Returns:
@@ -301,6 +306,8 @@ def task_list(session: Session, user: User, *, role: str | None = None, status: 
         query = base.where(CaseTask.state == READY)
         if status == "overdue":
             query = query.where(CaseTask.act_by < today)
+        elif status == "escalated":
+            query = query.where(CaseTask.escalated_at.is_not(None))
         elif status == "mine":
             query = query.where(CaseTask.claimed_by == user.id)
         elif status == "unclaimed":
@@ -339,7 +346,7 @@ def _rows(session: Session, user: User, found: list[CaseTask], today: date) -> l
                     days_left=(r.act_by - today).days if r.act_by else None,
                     claimed_by=names.get(r.claimed_by) if r.claimed_by else None, claimed_by_id=r.claimed_by,
                     claimed_at=r.claimed_at, assigned_to=names.get(r.assigned_to) if r.assigned_to else None,
-                    yours=r.lane == user.role, ended_at=r.ended_at)
+                    yours=r.lane == user.role, ended_at=r.ended_at, escalated_at=r.escalated_at)
             for r in found]
 
 

@@ -368,6 +368,7 @@ class CaseTask(Base):
     assigned_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     completed_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # escalated to the sarpanch (overdue)
 
 
 class ProcessVersionFile(Base):

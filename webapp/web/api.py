@@ -372,7 +372,7 @@ def _row_json(row: tasklist.TaskRow, user: User, tz: ZoneInfo | None, lock_versi
         "state": row.state, "todo": row.todo,
         "due": _jsonable(row.due, tz), "deadline_label": row.deadline_label,
         "deadline_last_day": _jsonable(row.deadline, tz), "act_by": _jsonable(row.act_by, tz),
-        "overdue": row.overdue, "days_left": row.days_left,
+        "overdue": row.overdue, "days_left": row.days_left, "escalated_at": _jsonable(row.escalated_at, tz),
         "ready_since": _jsonable(row.ready_since, tz), "ended_at": _jsonable(row.ended_at, tz),
         "claimed_by": row.claimed_by, "claimed_by_you": row.claimed_by_id == user.id,
         "claimed_at": _jsonable(row.claimed_at, tz), "assigned_to": row.assigned_to,
