@@ -104,7 +104,8 @@ def test_a_near_deadline_is_sent_once_by_the_worker_and_by_email(sessions, offic
     timers.fire_due(sessions)
     with sessions() as session:
         stored = session.get(Case, case.id)
-        assert (stored.next_timer_due, stored.next_alert_at) == (at("2026-02-09T00:00:00"), at("2026-02-06T00:00:00"))
+        # next: the overdue reminder of "Decide unsold cattle" (the auction closed unsold on 01-11; due 01-13)
+        assert (stored.next_timer_due, stored.next_alert_at) == (at("2026-01-14T00:00:00"), at("2026-02-06T00:00:00"))
     virtual_clock.set(at("2026-02-05T23:59:59"))
     assert alerts.remind_due(sessions) == []
     assert [n for n in notices(sessions) if n[2] == "deadline_near" and "objection" in n[3]] == []

@@ -313,7 +313,8 @@ def test_appeal_reverses_order_auction_stand_buyer_returns_and_objector_pays(dri
     drive.move("2026-02-20T10:00:00+05:30")
     drive.appeal("Owner X")
     assert drive.ready("appellate_authority") == [("ut_decide_appeal", date(2026, 3, 22))]  # filed + 30
-    assert drive.case().next_timer_due is None  # the appeal replaced the window timer
+    # the appeal replaced the window timer; what waits now is the decision's overdue reminder (due 03-22)
+    assert drive.case().next_timer_due == ist_midnight("2026-03-23")
     refused(drive, drive.appeal, "Someone", match="one appeal at a time")
     refused(drive, drive.act, "sarpanch", "ut_decide_appeal", {"decision": "reversed"}, error=NotPermitted)
 
@@ -689,7 +690,9 @@ def test_officer_loses_race_to_the_worker_and_can_retry(drive):
 
     def officer_submits(session, user, case_id):
         opened = cases.get_case(session, user, case_id)
-        assert timers.fire_due(drive.sessions) == 1  # the worker fires meanwhile
+        # the worker fires meanwhile: the notice period's end and, due at the same instant, the
+        # open claim's overdue reminder (its due day is the period's last day, 02-08)
+        assert timers.fire_due(drive.sessions) == 2
         assert cases.get_case(session, user, case_id) is opened
         return tasks.act(session, user, case_id, "ut_decide_objection", {"decision": "not_proved"},
                          objector="Objector Q")
