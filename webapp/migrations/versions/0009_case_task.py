@@ -92,7 +92,11 @@ def _fill_from_running_cases() -> None:
             tasklist._fill(row, case, cf, task)
             rows.append({c.name: getattr(row, c.name) for c in CaseTask.__table__.columns if c.name != "id"})
     if rows:
-        op.bulk_insert(CaseTask.__table__, rows)
+        # only the columns of this revision (the model may have more, added by later migrations)
+        existing = {c["name"] for c in sa.inspect(bind).get_columns("case_task")}
+        columns = [c for c in CaseTask.__table__.columns if c.name in existing and c.name != "id"]
+        table = sa.table("case_task", *[sa.column(c.name, c.type) for c in columns])
+        op.bulk_insert(table, [{c.name: row[c.name] for c in columns} for row in rows])
 
 
 def downgrade() -> None:
