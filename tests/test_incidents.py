@@ -143,7 +143,8 @@ def test_a_failing_handler_holds_the_case_and_a_retry_after_the_fix_runs_it_on(
         assert (done.status, done.resolved_by_id) == ("retried", officers["administrator"].id)
         assert done.resolved_at.isoformat() == "2026-01-09T03:30:00+00:00"
         stored = session.get(Case, case.id)
-        assert stored.held_incident_id is None and stored.next_timer_due is None
+        # the case ran on: what waits now is the notice task's overdue reminder (due 01-10: 00:00 IST 01-11)
+        assert stored.held_incident_id is None and stored.next_timer_due.isoformat() == "2026-01-10T18:30:00+00:00"
         firing = session.scalars(select(TimerFiring)).one()
         assert (firing.element_id, firing.due_at.isoformat()) == ("bt_release_window", RELEASE_DUE)
         assert firing.lateness_seconds == 9 * 3600.0  # due 00:00 IST, fired by the retry at 09:00 IST

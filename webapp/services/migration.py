@@ -95,11 +95,24 @@ class Moved:
 
 def _task_label(task: Any) -> str:
     spec = task.task_spec
+    if spec.__class__.__name__ in ("BoundaryEventSplit", "BoundaryEventJoin"):
+        # SpiffWorkflow's own wrapper around a task with boundary events: name the task itself
+        near = list(spec.outputs if spec.__class__.__name__ == "BoundaryEventSplit" else spec.inputs)
+        spec = next((s for s in near if s.__class__.__name__ != "BoundaryEvent"
+                     and getattr(s, "bpmn_id", None)), spec)
     name = getattr(spec, "bpmn_name", None) or getattr(spec, "bpmn_id", None) or spec.name
     bpmn_id = getattr(spec, "bpmn_id", None)
     if bpmn_id and bpmn_id != name:
         return M_("task '%(name)s' (%(id)s)", name=M_(name), id=bpmn_id)
     return M_("task '%(name)s'", name=M_(name))
+
+
+def _wrapped_task(task: Any) -> Any:
+    """For SpiffWorkflow's split in front of a task with boundary events, the task itself (its
+    state is the one an administrator knows); any other task as it is."""
+    if task.task_spec.__class__.__name__ == "BoundaryEventSplit":
+        return next((c for c in task.children if c.task_spec.__class__.__name__ != "BoundaryEvent"), task)
+    return task
 
 
 def _state_words(task: Any) -> str:
@@ -113,8 +126,9 @@ def _blocking(diff: WorkflowDiff, spec_diff: SpecDiff, target: int) -> list[str]
         keys = set(spec_diff.changed.get(task.task_spec, ())) - COSMETIC
         if keys and task.state & SETTLED:
             what = message_list([M_(w) for w in sorted({CHANGE_WORDS.get(k, k) for k in keys})])
+            shown = _wrapped_task(task)
             reasons.append(M_("%(task)s changed in version %(number)s (%(what)s) and is %(state)s",
-                              task=_task_label(task), number=target, what=what, state=_state_words(task)))
+                              task=_task_label(shown), number=target, what=what, state=_state_words(shown)))
     for task in diff.removed:
         if task.state & SETTLED:
             reasons.append(M_("%(task)s is not in version %(number)s and is %(state)s", task=_task_label(task),
