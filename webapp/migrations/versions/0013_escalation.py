@@ -6,7 +6,7 @@ shows such a task as escalated from that instant. Existing rows get NULL (not es
 whose escalation timer already fired is marked at its next change.
 
 Revision ID: 0013_escalation
-Revises: 0010
+Revises: 0011_ledger
 """
 import sqlalchemy as sa
 from alembic import op
@@ -14,7 +14,7 @@ from alembic import op
 import webapp.store.models
 
 revision = "0013_escalation"
-down_revision = "0010"
+down_revision = "0011_ledger"
 branch_labels = None
 depends_on = None
 
