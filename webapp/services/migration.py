@@ -166,8 +166,25 @@ def _spec_diff(original: Any, new: Any) -> SpecDiff:
     return found
 
 
-def _no_handler(task: Any, name: str, params: dict[str, Any]) -> Any:  # pragma: no cover - never runs
-    raise Refused(M_("no service task runs while a case is being moved"))
+def _reading_handler(case: Case) -> Any:
+    """The handler call of an instance loaded only to be compared: it answers the one read-only
+    operation a timer's expression may call (``service_level.end``, from ``case``'s file, so an
+    overdue timer's due instant can be compared before and after the move) and refuses every other
+    (no service task runs while a case is being moved)."""
+    from handlers import get as handler_of  # the handler registry (loaded by the engine)
+    from handlers.context import HandlerContext
+
+    from .. import casefile, clock
+    from ..engine.sandbox import SERVICE_LEVEL_OPERATION
+
+    def call(task: Any, name: str, params: dict[str, Any]) -> Any:
+        if name != SERVICE_LEVEL_OPERATION:
+            raise Refused(M_("no service task runs while a case is being moved"))
+        ctx = HandlerContext(case_file=casefile.load(case.file_json), now=clock.now(), ledger=None,  # type: ignore[arg-type]
+                             notify=lambda *a, **k: None, task_data=task.data, task_name=task.task_spec.bpmn_id)
+        return handler_of(name)(ctx, **params)
+
+    return call
 
 
 def migrate_instance(case: Case, source: repository.LoadedVersion, target: repository.LoadedVersion,
@@ -189,7 +206,7 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
     if source.version.id == target.version.id:
         verdict.reasons.append(M_("the case is already on version %(number)s", number=number))
         return None, verdict
-    workflow = runtime.load_state(case.state_json, source.parsed, _no_handler)
+    workflow = runtime.load_state(case.state_json, source.parsed, _reading_handler(case))
     verdict.timers = _timers(workflow)
     timers_before, open_before = verdict.timers, _open_tasks(workflow)
 
@@ -216,7 +233,7 @@ def migrate_instance(case: Case, source: repository.LoadedVersion, target: repos
         migrate_workflow(sub_diff, workflow.subprocesses[sp_id], new_spec)
     workflow.subprocess_specs = target.parsed.subprocess_specs
     try:
-        moved = runtime.load_state(runtime.dump_state(workflow), target.parsed, _no_handler)
+        moved = runtime.load_state(runtime.dump_state(workflow), target.parsed, _reading_handler(case))
     except Exception as error:  # any failure to read the state back means: do not move
         verdict.reasons.append(M_("its state cannot be read on version %(number)s (%(error)s)", number=number,
                                   error=f"{type(error).__name__}: {error}"))
