@@ -6,6 +6,7 @@ import json
 import time
 from datetime import date, datetime, timezone
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from lxml import etree
@@ -331,3 +332,36 @@ def test_a_loaded_version_never_carries_an_instance_of_an_ended_session(sessions
         assert reloaded.version is again
         assert reloaded.parsed is loaded.parsed  # parsed once, from the cache
         assert reloaded.version.content_hash == again.content_hash
+
+
+def _reference_state(workflow) -> dict:
+    """SpiffWorkflow's own serialization of ``workflow`` (spec and all), less the two spec keys."""
+    full = json.loads(runtime.SERIALIZER.serialize_json(workflow))
+    for key in runtime.SPEC_KEYS:
+        del full[key]
+    return full
+
+
+@pytest.mark.parametrize("name", ["s2-objection-proved-after-sale", "p06-interim-not-proved-returned-reauction",
+                                  "p21-later-objection-rearms-appeal-window"])
+def test_every_stored_state_is_spiffworkflows_serialization_without_the_spec(monkeypatch, name):
+    # dump_state converts the instance with its specs set aside (the speed of a save); every state a
+    # whole case stores (call activities, loops, timers, messages) must still be exactly what
+    # SpiffWorkflow writes, less the specs, and the instance must get its specs back.
+    from webapp import simulate
+
+    real, checked = runtime.dump_state, []
+
+    def checking(workflow):
+        spec, subprocess_specs = workflow.spec, dict(workflow.subprocess_specs)
+        expected = _reference_state(workflow)
+        state = real(workflow)
+        assert json.loads(state) == expected
+        assert workflow.spec is spec and workflow.subprocess_specs == subprocess_specs
+        checked.append(len(state))
+        return state
+
+    monkeypatch.setattr(runtime, "dump_state", checking)
+    result = simulate.run_scenario(simulate.load_scenario(Path(__file__).parent / "scenarios" / f"{name}.yaml"))
+    assert result.mismatches == []
+    assert len(checked) >= 8  # the start, every act and every timer pass stored a state

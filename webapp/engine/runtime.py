@@ -76,11 +76,26 @@ def spec_json(parsed: ParsedProcess) -> str:
 
 
 def dump_state(workflow: BpmnWorkflow) -> str:
-    """The instance state as JSON, without the spec."""
-    full = json.loads(SERIALIZER.serialize_json(workflow))
+    """The instance state as compact JSON text, without the spec (stored once per version).
+
+    What SpiffWorkflow's ``BpmnWorkflowSerializer.serialize_json`` writes, less the ``spec`` and
+    ``subprocess_specs`` keys. The specs are not converted at all: while the instance is converted
+    its spec and subprocess specs stand aside (placeholders), because converting the whole diagram
+    on every save is most of the cost of a save; they are put back before returning, also on error.
+    """
+    spec, subprocess_specs = workflow.spec, workflow.subprocess_specs
+    workflow.spec, workflow.subprocess_specs = _SpecRef(), {}
+    registry = SERIALIZER.registry
+    registry._encoder_mode = True  # as serialize_json: nested values are left to the JSON encoder
+    try:
+        state = SERIALIZER.to_dict(workflow)
+    finally:
+        registry._encoder_mode = False
+        workflow.spec, workflow.subprocess_specs = spec, subprocess_specs
     for key in SPEC_KEYS:
-        full.pop(key, None)
-    return json.dumps(full, separators=(",", ":"))
+        state.pop(key, None)
+    state[SERIALIZER.VERSION_KEY] = SERIALIZER.VERSION
+    return json.dumps(state, cls=SERIALIZER._encoder_cls, separators=(",", ":"))
 
 
 HandlerCall = Callable[[Any, str, dict[str, Any]], Any]
