@@ -121,6 +121,13 @@ def load_state(state: str, parsed: ParsedProcess, call_handler: HandlerCall) -> 
     return workflow
 
 
+def rebind(workflow: BpmnWorkflow, call_handler: HandlerCall) -> BpmnWorkflow:
+    """``workflow`` (an instance kept from an earlier unit of work) with a fresh script engine whose
+    service calls go to ``call_handler`` (the new unit of work's handlers)."""
+    workflow.script_engine = Rule130ScriptEngine(call_handler)
+    return workflow
+
+
 def new_instance(parsed: ParsedProcess, data: dict[str, Any], call_handler: HandlerCall) -> BpmnWorkflow:
     """A new instance with ``data`` as the start event's data (not yet run)."""
     workflow = BpmnWorkflow(parsed.spec, parsed.subprocess_specs, script_engine=Rule130ScriptEngine(call_handler))

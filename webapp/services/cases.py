@@ -23,7 +23,7 @@ from ..engine import runtime
 from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
-from . import alerts, documents, ledger, notifications, repository, tariffs, uow, users
+from . import alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -60,7 +60,11 @@ class CaseRun:
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
-            self.wf = runtime.load_state(case.state_json, self.loaded.parsed, self.call_handler)
+            kept = live.take(session, case)
+            if kept is not None:  # the instance this process stored last for exactly this state
+                self.wf = runtime.rebind(kept, self.call_handler)
+            else:
+                self.wf = runtime.load_state(case.state_json, self.loaded.parsed, self.call_handler)
 
     def call_handler(self, task: Any, name: str, params: dict[str, Any]) -> Any:
         """Run the handler registered as ``name`` for service task ``task`` with the diagram's
@@ -162,6 +166,7 @@ class CaseRun:
         self.case.file_json = casefile.dump(self.cf)
         uow.remember_state(self.session, self.case, self.wf, self.cf, self.case.state_json,
                            self.user.id if self.user else None)
+        live.keep_after_commit(self.session, self.case, self.wf)
         self.case.next_timer_due = runtime.next_timer_due(self.wf)
         self.case.next_alert_at = alerts.next_reminder(self)
         self.case.outcome = self.cf.outcome
