@@ -209,6 +209,26 @@ def test_starting_a_case_is_for_the_pound_keeper_with_valid_fields(api):
     assert api.get("/cases", "pound_keeper").json["cases"] == []
 
 
+def test_control_characters_and_unknown_fields_are_refused_naming_them(api, sessions, virtual_clock):
+    error = assert_error(api.post("/cases", "pound_keeper", {**CASE, "place_seized": "Bhim\u0000pura"}), 422)
+    assert error["message"] == "place_seized contains a control character (U+0000); remove it and send it again"
+    assert error["fields"] == {"place_seized": "contains a control character"}
+    nested = {**CASE, "animals": [{"species": "cow", "description": "brown\u0007cow"}]}
+    assert "animals[0].description contains a control character (U+0007)" in assert_error(
+        api.post("/cases", "pound_keeper", nested), 422)["message"]
+    error = assert_error(api.post("/cases", "pound_keeper", {**CASE, "fine": "0.00"}), 422)
+    assert error["message"].startswith("unknown field fine") and error["fields"] == {"fine": "unknown field"}
+    priced = {**CASE, "animals": [{"species": "cow", "description": "brown cow", "fine": "1.00"}]}
+    assert "animal 1: unknown field fine" in assert_error(api.post("/cases", "pound_keeper", priced), 422)["message"]
+    assert api.get("/cases", "secretary").json["cases"] == []
+    case = open_file(api, sessions, virtual_clock)
+    before = unchanged(api, case["id"])
+    response = api.complete("secretary", case["id"], "ut_publish_notice",
+                            {"objection_period_days": 30, "full_price": "12000.00\u0000"})
+    assert "contains a control character (U+0000)" in assert_error(response, 422)["message"]
+    assert unchanged(api, case["id"]) == before
+
+
 def test_a_body_that_is_not_a_json_object_is_a_bad_request(api):
     for body in ("not json", "[1, 2]", '"text"', ""):
         response = api.call("POST", "/cases", "pound_keeper", data=body, content_type="application/json")
@@ -401,6 +421,26 @@ def test_objections_within_the_period_and_a_late_one(api, sessions, virtual_cloc
     assert unchanged(api, case["id"]) == before
     assert_error(api.post(f"/cases/{case['id']}/objections", "sarpanch", {"objector": "Suresh"}), 403)
     assert_error(api.post(f"/cases/{case['id']}/objections", "secretary", {}), 422)
+
+
+def test_deciding_a_claim_while_two_are_open_must_name_the_objector(api, sessions, virtual_clock):
+    case = open_file(api, sessions, virtual_clock)
+    publish(api, case["id"])
+    virtual_clock.set(at("2026-01-20T11:00:00+05:30"))
+    for objector in ("मोहन लाल", "MOHAN"):
+        assert api.post(f"/cases/{case['id']}/objections", "secretary", {"objector": objector}).status_code == 201
+    before = unchanged(api, case["id"], "sarpanch")
+    url = f"/cases/{case['id']}/acts/ut_decide_objection"
+    error = assert_error(api.post(url, "sarpanch", {"data": {"decision": "proved"}}), 422, "refused")
+    assert "2 tasks 'Decide ownership claim' are open" in error["message"]
+    assert "मोहन लाल" in error["message"] and "MOHAN" in error["message"]
+    assert unchanged(api, case["id"], "sarpanch") == before  # nobody's claim decided, no order issued
+    decided = api.post(url, "sarpanch", {"data": {"decision": "not_proved"}, "objector": "MOHAN"})
+    assert decided.status_code == 200, decided.json
+    claims = {o["objector"]: o for o in decided.json["file"]["objections"]}
+    assert claims["MOHAN"]["decision"] == "not_proved" and claims["मोहन लाल"]["decision"] is None
+    [left] = [t for t in api.tasks("sarpanch") if t["element_id"] == "ut_decide_objection"]
+    assert left["context"]["objection"]["objector"] == "मोहन लाल"
 
 
 def test_appeal_after_the_order_that_the_auction_stand(api, sessions, virtual_clock):

@@ -135,3 +135,50 @@ def test_animals_that_are_not_a_list_are_refused(sessions, officers, virtual_clo
         uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"], impounded_at=IMPOUNDED,
                     place_seized="Bhimpura", place_impounded="Kanji House", nearest_village="Bhimpura",
                     animals=animals)
+
+
+# -- control characters in submitted text --------------------------------------------------------
+
+def test_a_nul_in_any_submitted_text_is_refused_naming_the_field_and_nothing_is_saved(client, sessions, officers,
+                                                                                    virtual_clock):
+    from tests.test_web_pages import IMPOUNDED, login, text_of
+    from webapp.store.models import Case
+
+    login(client, "pk")
+    virtual_clock.set(datetime.fromisoformat("2026-01-05T10:05:00+05:30"))
+    form = {"impounded_at": IMPOUNDED, "place_seized": "Bhim\x00pura", "place_impounded": "Kanji House",
+            "nearest_village": "Bhimpura", "species-1": "cow", "description-1": "brown cow"}
+    page = client.post("/cases/new", data=form)
+    assert page.status_code == 422
+    assert "place_seized contains a control character (U+0000)" in text_of(page)
+    page = client.post("/cases/new", data={**form, "place_seized": "Bhimpura", "description-1": "brown\x1bcow"})
+    assert page.status_code == 422 and "description-1 contains a control character (U+001B)" in text_of(page)
+    with sessions() as session:
+        assert session.query(Case).count() == 0
+    tabbed = client.post("/cases/new", data={**form, "place_seized": "Bhimpura\tnear the well"})
+    assert tabbed.status_code == 302  # a tab (like a line break) is ordinary text
+    with sessions() as session:
+        assert session.query(Case).count() == 1
+
+
+def test_the_services_refuse_control_characters_from_any_caller(sessions, officers, virtual_clock):
+    # the simulator and the CLI reach the services without the web hook
+    from webapp.errors import Refused
+    from webapp.services import cases, uow
+    from webapp.store.models import Case
+
+    base = {"impounded_at": datetime.fromisoformat("2026-01-05T10:00:00+05:30"), "place_seized": "Bhimpura",
+            "place_impounded": "Kanji House", "nearest_village": "Bhimpura",
+            "animals": [{"species": "cow", "description": "brown cow", "tag": "RJ-1"}]}
+    for change, named in (({"place_seized": "Bhim\x00pura"}, "the place seized contains a control character (U+0000)"),
+                          ({"animals": [{"species": "cow", "description": "cow", "tag": "RJ\x00"}]},
+                           "animals[0].tag contains a control character (U+0000)")):
+        with pytest.raises(Refused) as refused:
+            uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"], **{**base, **change})
+        assert named in str(refused.value.message)
+    with pytest.raises(Refused) as refused:
+        uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                    **{**base, "animals": [{"species": "cow", "description": "cow", "fine": "1.00"}]})
+    assert "animal 1: unknown field fine" in str(refused.value.message)
+    with sessions() as session:
+        assert session.query(Case).count() == 0

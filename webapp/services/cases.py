@@ -17,7 +17,7 @@ from SpiffWorkflow.util.task import TaskState
 import handlers
 from handlers.context import HandlerContext
 
-from .. import casefile, clock, fees, legal_time, logs
+from .. import casefile, clock, fees, legal_time, logs, textguard
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
 from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
@@ -27,6 +27,7 @@ from . import alerts, documents, ledger, live, notifications, repository, tariff
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
+ANIMAL_FIELDS = ("species", "description", "tag")  # what a request gives of each animal
 
 
 # -- running a case ---------------------------------------------------------------------------
@@ -255,6 +256,7 @@ def _text(value: Any, label: str, field: str) -> str:
     if value is not None and not isinstance(value, str):
         raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
     text = (value or "").strip()
+    textguard.check(text, field, label)
     if not text:
         raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
     if len(text) > 200:
@@ -301,6 +303,11 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     for position, raw in enumerate(animals, start=1):
         if not isinstance(raw, dict):
             raise Refused(M_("animal %(position)s: give species, description and tag", position=position), {"animals": M_("animal %(position)s", position=position)})
+        unknown = sorted(str(key) for key in raw if key not in ANIMAL_FIELDS)
+        if unknown:  # e.g. a fine: the Panchayat's tariff sets it, never the request
+            raise Refused(M_("animal %(position)s: unknown field %(fields)s; give species, description and tag",
+                             position=position, fields=", ".join(unknown)), {"animals": M_("unknown field")})
+        textguard.check(raw, f"animals[{position - 1}]")
         species = str(raw.get("species") or "").strip().lower()
         if species not in tariff:
             raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
@@ -527,6 +534,7 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
                       {"animal": M_("not a mother")})
     if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
         raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
+    textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
     tag = (tag or "").strip() or None
     if tag and len(tag) > 200:
         raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})

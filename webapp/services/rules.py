@@ -15,7 +15,7 @@ from typing import Any, Callable
 import jsonschema
 from sqlalchemy.orm import Session
 
-from .. import fees, legal_time
+from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, message_list
@@ -102,6 +102,8 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
         Refused, DeadlinePassed.
     """
     data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
+    for name, value in data.items():
+        textguard.check(value, name, M_(schema.get("properties", {}).get(name, {}).get("title", name)))
     unknown = sorted(set(data) - set(schema.get("properties", {})))
     if unknown:
         raise Refused(M_("the form has no field %(unknown)s", unknown=', '.join(unknown)), {name: M_("unknown field") for name in unknown})

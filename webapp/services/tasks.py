@@ -20,7 +20,7 @@ from .. import clock, legal_time
 from ..casefile import CaseFile
 from ..engine import runtime
 from ..errors import Conflict, DeadlinePassed, NotFound, Refused
-from ..i18n import M_
+from ..i18n import M_, message_list
 from ..store.models import Case, User
 from . import cases, rules, tasklist, users
 
@@ -148,11 +148,21 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
         raise Refused(M_("case %(case_number)s is closed (%(outcome)s)", case_number=case.case_number, outcome=M_(case.outcome.replace("_", " "))))
 
     def ready() -> Any:
-        for task in runtime.ready_user_tasks(run.wf):
-            if task.task_spec.bpmn_id == element_id and all(
-                    (task.data.get("objection") or {}).get(k) == v for k, v in match.items()):
-                return task
-        return None
+        found = [task for task in runtime.ready_user_tasks(run.wf) if task.task_spec.bpmn_id == element_id and all(
+            (task.data.get("objection") or {}).get(k) == v for k, v in match.items())]
+        if len(found) > 1:
+            # several open tasks of this element (one "Decide ownership claim" per objection): an
+            # act must name which one, never land on whichever comes first
+            claims = [(t.data.get("objection") or {}).get("objector") for t in found]
+            if all(claims):
+                raise Refused(M_("%(count)s tasks '%(bpmn_name)s' are open in case %(case_number)s; name the "
+                                 "objector whose claim this decides: %(objectors)s", count=len(found),
+                                 bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number,
+                                 objectors=message_list(claims)), {"objector": M_("choose one of the open claims")})
+            raise Refused(M_("%(count)s tasks '%(bpmn_name)s' are open in case %(case_number)s; complete one "
+                             "by its task id", count=len(found), bpmn_name=M_(task_spec.bpmn_name),
+                             case_number=run.case.case_number))
+        return found[0] if found else None
 
     return _complete(session, user, run, task_spec, data, ready)
 

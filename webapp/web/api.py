@@ -429,6 +429,10 @@ def start_case() -> Response:
         raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
                            f"{_user().role.replace('_', ' ')}")
     body = _body()
+    unknown = sorted(set(body) - {"impounded_at", "place_seized", "place_impounded", "nearest_village", "animals"})
+    if unknown:
+        raise Refused(f"unknown field {', '.join(unknown)}; a case takes impounded_at, place_seized, "
+                      "place_impounded, nearest_village and animals", {name: "unknown field" for name in unknown})
     animals = body.get("animals")
     if not isinstance(animals, list) or not all(isinstance(a, dict) for a in animals):
         raise Refused("animals must be a list of objects with species, description and optionally tag",

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 
-from flask import Flask
+from flask import Flask, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 
+from .. import textguard
 from ..i18n import N_, translate
 
 CONTENT_SECURITY_POLICY = {
@@ -63,8 +64,30 @@ def defaults() -> dict[str, object]:
     }
 
 
+def refuse_control_characters() -> None:
+    """Before any view: refuse a request whose query string, form fields or JSON body hold a
+    control character (NUL and the like; tab and line breaks are text), naming the field
+    (:mod:`webapp.textguard`); nothing is read further, so nothing changes.
+
+    Raises:
+        Refused: answered as 422 (a page with the message, or the API's JSON error).
+    """
+    for name, value in request.args.items(multi=True):
+        textguard.check(value, name)
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return
+    for name, value in request.form.items(multi=True):
+        textguard.check(value, name)
+    if request.is_json or request.path.startswith("/api/") and not request.files:
+        body = request.get_json(force=True, silent=True)  # cached: the view reads the same parse
+        if body is not None:
+            textguard.check(body, "")
+
+
 def init_app(app: Flask) -> None:
-    """Install the headers and the sign-in rate limit on ``app`` (after its blueprints)."""
+    """Install the headers, the control-character guard and the sign-in rate limit on ``app``
+    (after its blueprints)."""
+    app.before_request(refuse_control_characters)
     secure = bool(app.config["SESSION_COOKIE_SECURE"])
     Talisman(app, force_https=False, session_cookie_secure=secure, session_cookie_http_only=True,
              session_cookie_samesite=app.config["SESSION_COOKIE_SAMESITE"],

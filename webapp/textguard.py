@@ -1,0 +1,55 @@
+"""Control characters in submitted text: refused wherever text enters the product.
+
+A NUL (U+0000) or another control character in a name or a note is never intended: PostgreSQL
+cannot store a NUL in a text column (the act would fail after its checks passed), and a page or a
+PDF would carry it on. Tab, line feed and carriage return are ordinary text. Used by the services
+(so the simulator and the CLI are covered) and by a hook on every web request (forms, query
+strings and JSON bodies, so every field of every page and API call is covered).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from .errors import Refused
+from .i18n import M_
+
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, less \t \n \r
+
+
+def first_control(text: str) -> str | None:
+    """The first control character of ``text`` as ``U+XXXX``, or None when there is none."""
+    found = CONTROL.search(text)
+    return f"U+{ord(found.group()):04X}" if found else None
+
+
+def check(value: Any, field: str, label: Any = None) -> None:
+    """Refuse ``value`` (any JSON-like value: text, list, dict) when any text in it holds a control
+    character.
+
+    Args:
+        field: the field's name as the caller knows it (``place_seized``, ``animals[0].tag``).
+        label: how the message names it (default: the field's name).
+    Raises:
+        Refused: naming the field and the character, with ``{field: ...}`` as the field error.
+    """
+    for where, text in _texts(value, field):
+        code = first_control(text)
+        if code is not None:
+            raise Refused(M_("%(label)s contains a control character (%(code)s); remove it and send it again",
+                             label=label if label is not None and where == field else where, code=code),
+                          {where.split("[")[0].split(".")[0]: M_("contains a control character")})
+
+
+def _texts(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and first_control(key):
+                yield where, key
+            yield from _texts(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _texts(item, f"{where}[{index}]")
