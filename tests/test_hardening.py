@@ -182,3 +182,23 @@ def test_the_services_refuse_control_characters_from_any_caller(sessions, office
     assert "animal 1: unknown field fine" in str(refused.value.message)
     with sessions() as session:
         assert session.query(Case).count() == 0
+
+
+def test_the_cli_refuses_a_malformed_panchayat_and_a_backup_into_a_missing_folder(database_url, sessions, tmp_path):
+    runner = CliRunner()
+    for args, message in ((["A/B"], "the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not 'A/B'"),
+                          (["R M P"], "not 'R M P'"), ([""], "not ''"), (["X" * 17], "1 to 16 letters or digits"),
+                          (["OK1", "--samiti", "S/1"], "the Samiti code must be 1 to 32 letters, digits or hyphens"),
+                          (["OK1", "--name", "  "], "the Panchayat's name must be 1 to 200 characters")):
+        options = {"--name": "Rampura", "--samiti": "SAM1"}
+        rest = args[1:]
+        for flag, value in zip(rest[::2], rest[1::2]):
+            options[flag] = value
+        argv = ["create-panchayat", args[0], *sum(([k, v] for k, v in options.items()), []),
+                "--database", database_url]
+        result = runner.invoke(main, argv)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+    result = runner.invoke(main, ["backup", str(tmp_path / "missing" / "x.db"), "--database", database_url])
+    assert result.exit_code == 2 and "does not exist; create it first" in result.output
+    assert "Traceback" not in result.output

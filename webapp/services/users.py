@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, and_, or_, select, true
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .. import clock
+from .. import clock, textguard
 from ..errors import NotFound, NotPermitted, Refused, Rule130Error
 from ..i18n import M_
 from ..store.models import ApiToken, Case, Panchayat, User
@@ -23,7 +23,28 @@ PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
 
 def create_panchayat(session: Session, code: str, name: str, samiti_code: str, district: str = "",
                      timezone: str = "Asia/Kolkata", appeal_period_days: int = 30) -> Panchayat:
-    """Add a Panchayat (code unique, e.g. ``RMP``)."""
+    """Add a Panchayat (code unique, e.g. ``RMP``).
+
+    Args:
+        code: 1 to 16 ASCII letters or digits (it is the first part of every case number,
+            ``RMP/2026/0001``, and of the registers' addresses, so no ``/`` or spaces).
+        name: the Panchayat's name (1 to 200 characters, Hindi welcome).
+        samiti_code: the Panchayat Samiti's code, 1 to 32 ASCII letters, digits or hyphens.
+    Raises:
+        Refused: a malformed code, an empty or too long name, or a code already in use.
+    """
+    if not (isinstance(code, str) and code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
+        raise Refused(M_("the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not %(value)s",
+                         value=repr(code)), {"code": M_("1 to 16 letters or digits")})
+    if not (isinstance(samiti_code, str) and samiti_code.isascii() and 1 <= len(samiti_code) <= 32
+            and samiti_code.replace("-", "").isalnum()):
+        raise Refused(M_("the Samiti code must be 1 to 32 letters, digits or hyphens, not %(value)s",
+                         value=repr(samiti_code)), {"samiti_code": M_("1 to 32 letters, digits or hyphens")})
+    name = (name or "").strip() if isinstance(name, str) else name
+    if not isinstance(name, str) or not 1 <= len(name) <= 200:
+        raise Refused(M_("the Panchayat's name must be 1 to 200 characters"), {"name": M_("1 to 200 characters")})
+    textguard.check(name, "name", M_("the Panchayat's name"))
+    textguard.check(district or "", "district", M_("the district"))
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,

@@ -12,6 +12,7 @@ migrations and the audit trail is verified.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -48,12 +49,16 @@ def _pg_tool(name: str) -> str:
 def backup(url: str, target: str | Path) -> Path:
     """Copy the database at ``url`` into the file ``target`` (refused if it exists).
 
-    Returns the file. Raises Refused: the file exists, an unsupported database, or pg_dump failed
-    (its message is given).
+    Returns the file. Raises Refused: the file exists, its folder is missing or not writable, an
+    unsupported database, or pg_dump failed (its message is given).
     """
     target = Path(target)
     if target.exists():
         raise Refused(f"{target} already exists; choose a new file name (a backup never overwrites)")
+    if not target.parent.is_dir():
+        raise Refused(f"the folder {target.parent} does not exist; create it first or choose another place")
+    if not os.access(target.parent, os.W_OK):
+        raise Refused(f"the folder {target.parent} is not writable by this user; choose another place")
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
         source = sqlite3.connect(_sqlite_path(url))
