@@ -303,6 +303,12 @@ def test_notice_then_a_full_price_bid_closes_the_auction(api, sessions, virtual_
     assert [b["amount"] for b in sold.json["file"]["auctions"][0]["bids"]] == ["9000.00", "12500.00"]
     assert sold.json["file"]["auctions"][0]["bids"][1]["at"] == "2026-01-10T15:00:00+05:30"
     assert "ut_record_bid" not in [t["element_id"] for t in api.tasks("secretary")]
+    # a bid after the full-price sale: the auction's last day was the day it closed, not its third day
+    after = api.post(f"/cases/{case['id']}/acts/ut_record_bid", "secretary",
+                     {"data": {"bidder": "Bidder C", "amount": "13000.00"}})
+    error = assert_error(after, 422, "deadline_passed")
+    assert error["message"] == "the auction closed on 2026-01-10; no bid can be taken"
+    assert error["last_day"] == "2026-01-10"
     # after the notice period the sarpanch orders that the auction stand
     virtual_clock.set(at("2026-02-09T11:00:00+05:30"))
     timers.fire_due(sessions)

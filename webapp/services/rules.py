@@ -187,8 +187,9 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
         raise Refused(M_("the conditional auction was withdrawn: an objector proved the cattle to be his own "
                       "(Rule 130(c)); no bid can be taken"))
     if auction.status != "open":
-        raise DeadlinePassed(M_("the auction closed on %(day)s; no bid can be taken", day=auction.closed_on or auction.last_day),
-                             last_day=fmt_day(auction.last_day))
+        closed_on = auction.closed_on or auction.last_day  # a full-price bid closes it early (Note to Rule 130(b))
+        raise DeadlinePassed(M_("the auction closed on %(day)s; no bid can be taken", day=closed_on),
+                             last_day=fmt_day(min(closed_on, auction.last_day)))
     if not legal_time.is_within(at, auction.last_day, cf.timezone):
         raise DeadlinePassed(M_("the auction closed at the end of %(day)s; no bid can be taken", day=auction.last_day),
                              last_day=fmt_day(auction.last_day))
