@@ -158,6 +158,27 @@ def test_several_runs_number_on_in_the_same_panchayat_and_a_misfit_is_refused(da
     assert "case LDN/2026/0001" in elsewhere.output
 
 
+def test_simulating_into_a_database_a_timer_worker_serves_is_refused(database_url, sessions):
+    from datetime import datetime, timedelta, timezone
+
+    from webapp.store.models import WorkerLease
+
+    s6 = str(SCENARIOS / "s6-released-by-owner.yaml")
+    with sessions() as session:  # a running server's worker: its lease runs into the wall-clock future
+        session.add(WorkerLease(name="timer-worker", holder="host-a:4242",
+                                expires_at=datetime.now(timezone.utc) + timedelta(seconds=30)))
+        session.commit()
+    refused = CliRunner().invoke(main, ["simulate", s6, "--database", database_url])
+    assert refused.exit_code == 2
+    assert "a timer worker is running on this database (host-a:4242); stop the server or worker first" in refused.output
+    with sessions() as session:
+        assert session.scalar(select(Panchayat).where(Panchayat.code == "SIM1")) is None  # nothing ran
+        session.get(WorkerLease, "timer-worker").expires_at = datetime.now(timezone.utc) - timedelta(seconds=1)
+        session.commit()
+    ran = CliRunner().invoke(main, ["simulate", s6, "--database", database_url])  # the worker has stopped
+    assert ran.exit_code == 0, ran.output
+
+
 # -- pages, CSV and scope -----------------------------------------------------------------------------
 
 def sign_in(app, username: str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from .errors import Refused, Rule130Error
 from .services.amounts import parse_amount
 from .services import alerts, cases, repository, tasks, timers, uow, users
 from .store import db
-from .store.models import Case, CaseEvent, Panchayat, User
+from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease
 from .tariff import SPECIES
 
 
@@ -294,11 +294,30 @@ def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
     try:
         sessions = db.session_factory(engine)
         with sessions() as session:
+            _no_live_worker(session)
             existing = session.scalar(select(Panchayat).where(Panchayat.code == code))
             _check_fit(scenarios, existing, code)
         return [_run(scenario, sessions, code) for scenario in scenarios]
     finally:
         engine.dispose()
+
+
+def _no_live_worker(session) -> None:
+    """Refuse to run into a database a timer worker is serving (a running ``rule130 serve`` or
+    ``rule130 worker``): the simulator moves its own virtual clock and fires its cases' timers
+    itself, and a worker firing them at the same moment would race it step by step.
+
+    A worker's lease or heartbeat row (``worker_lease``) is live until its expiry, in wall-clock
+    time (not the scenario's clock).
+    Raises:
+        ScenarioError: naming the worker and what to do.
+    """
+    wall = datetime.now(timezone.utc)
+    live = [lease for lease in session.scalars(select(WorkerLease)) if lease.expires_at > wall]
+    if live:
+        raise ScenarioError(f"a timer worker is running on this database ({live[0].holder}); stop the server or "
+                            "worker first, or run the scenarios into another database: the worker would fire "
+                            "their timers at the same moment as the simulator")
 
 
 def _settings(scenario: Scenario) -> tuple[str, int, int]:
