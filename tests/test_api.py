@@ -14,6 +14,8 @@ import pytest
 from webapp.services import timers, users
 from webapp.store.models import User
 
+from .conftest import PASSWORD
+
 IMPOUNDED = "2026-01-05T10:00:00+05:30"
 CASE = {
     "impounded_at": IMPOUNDED,
@@ -447,6 +449,12 @@ def test_deciding_a_claim_while_two_are_open_must_name_the_objector(api, session
     assert claims["MOHAN"]["decision"] == "not_proved" and claims["मोहन लाल"]["decision"] is None
     [left] = [t for t in api.tasks("sarpanch") if t["element_id"] == "ut_decide_objection"]
     assert left["context"]["objection"]["objector"] == "मोहन लाल"
+    # the refused act is in the case history under the task's name, in the reader's language
+    client = api.client
+    assert client.post("/login", data={"username": "sar", "password": PASSWORD}).status_code == 302
+    assert client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    page = client.get(f"/cases/{case['id']}").get_data(as_text=True)
+    assert "स्वामित्व के दावे का निर्णय करें" in page and "ut decide objection" not in page
 
 
 def test_appeal_after_the_order_that_the_auction_stand(api, sessions, virtual_clock):

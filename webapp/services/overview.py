@@ -211,9 +211,13 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
     names = {u.id: u.display_name for u in session.scalars(select(User).where(User.id.in_(user_ids)))} \
         if user_ids else {}
     rows = []
+    elements = _elements(version.bpmn_xml)
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
-        rows.append(AuditRow(at=event.at, kind=event.kind, name=event.name, element_id=event.element_id,
+        name = event.name
+        if event.kind == "refusal" and elements.get(name, ("", ""))[0]:
+            name = elements[name][0]  # an act by element id (the API, the simulator): the task's name
+        rows.append(AuditRow(at=event.at, kind=event.kind, name=name, element_id=event.element_id,
                              who=names.get(event.actor_user_id), role=role, data=_data(event.detail_json),
                              clause=clause_of(version, event.element_id)))
     return rows

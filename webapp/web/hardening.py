@@ -76,10 +76,16 @@ def refuse_control_characters() -> None:
         textguard.check(value, name)
     if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
         return
+    if request.path.startswith("/api/") and not request.mimetype.startswith("multipart/"):
+        # JSON in any content type (curl -d sends form encoding): never read it as a form
+        body = request.get_json(force=True, silent=True)  # cached: the view reads the same parse
+        if body is not None:
+            textguard.check(body, "")
+        return
     for name, value in request.form.items(multi=True):
         textguard.check(value, name)
-    if request.is_json or request.path.startswith("/api/") and not request.files:
-        body = request.get_json(force=True, silent=True)  # cached: the view reads the same parse
+    if request.is_json:
+        body = request.get_json(silent=True)
         if body is not None:
             textguard.check(body, "")
 
