@@ -69,7 +69,7 @@ def test_the_lag_page_shows_recent_firings_percentiles_and_overdue_timers(client
     rows = html.split('<table class="list" id="firings">')[1].split("</table>")[0].split("<tr>")[2:]
     assert len(rows) == 3
     newest = rows[0]
-    assert c.case_number in newest and "bt_release_window" in newest
+    assert c.case_number in newest and "Release window ends (3 days)" in newest and "bt_release_window" in newest
     assert "Friday, 9 January 2026 00:00:00.000" in newest and "Friday, 9 January 2026 00:00:10.000" in newest and "10.0 s" in newest
     assert a.case_number in rows[2] and "1.000 s" in rows[2]
     assert overdue.case_number not in html.split('id="firings"')[1]
