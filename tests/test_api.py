@@ -648,6 +648,18 @@ def test_unknown_api_urls_and_methods_answer_in_json(api, client):
     assert page.status_code == 404 and not page.is_json
 
 
+def test_a_get_of_a_cases_post_only_address_is_405_not_a_missing_case(api):
+    case = start(api)
+    number = quote(case["number"], safe="")
+    for suffix in ("objections", "appeals", "animal-events", "ledger/reversals", "acts/ut_record_bid",
+                   "tasks/abc/claim"):
+        for ref in (case["id"], number):
+            response = api.get(f"/cases/{ref}/{suffix}", "secretary")
+            error = assert_error(response, 405, "method_not_allowed")
+            assert response.headers["Allow"] == "POST" and "use POST" in error["message"]
+    assert_error(api.get("/cases/RMP%2F2026%2F0999/objections", "secretary"), 404)  # no such case: still 404
+
+
 def test_a_body_over_the_size_limit_is_refused_in_json(api):
     response = api.call("POST", "/cases", "pound_keeper", data='{"place_seized": "' + "x" * (3 * 1024 * 1024) + '"}',
                         content_type="application/json")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
@@ -450,9 +451,24 @@ def start_case() -> Response:
     return _render_case(case.id, 201)
 
 
+POST_ONLY = re.compile(r"^(?P<case>.+)/(objections|appeals|animal-events|ledger/reversals|acts/[^/]+"
+                       r"|tasks/[^/]+/(claim|release|reassign))$")  # the POST-only addresses under a case
+
+
 @bp.get("/cases/<path:case_ref>")
 def get_case(case_ref: str) -> Response:
-    """One case by id or case number (``RMP%2F2026%2F0001``)."""
+    """One case by id or case number (``RMP%2F2026%2F0001``). A GET of one of the case's POST-only
+    addresses (``.../objections``) is 405, not a search for a case of that name."""
+    post_only = POST_ONLY.match(case_ref)
+    if post_only:
+        try:
+            _resolve(post_only.group("case"))
+        except RuleNotFound:
+            pass
+        else:
+            response = error_response(405, "method_not_allowed", f"GET is not allowed on {request.path}; use POST")
+            response.headers["Allow"] = "POST"
+            return response
     case = _resolve(case_ref)
     return jsonify(_case_json(case, _user()))
 
