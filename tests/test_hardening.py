@@ -103,6 +103,28 @@ expect: {outcome: eaten}
     assert "tariff.cow: fine: an amount cannot be negative" in result.output
 
 
+@pytest.mark.parametrize("instant, message", [
+    ("2026-02-31T11:00:00+05:30", "'2026-02-31T11:00:00+05:30' is not a real date and time (day is out of range for month)"),
+    ("2026-01-05T10:00:00", "'2026-01-05T10:00:00' is not a date and time with a UTC offset")])
+def test_simulate_names_an_impossible_date_apart_from_a_missing_offset(tmp_path, instant, message):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text(f"""name: bad
+tariff:
+  cow: {{fine: "500.00", feeding_per_day: "60.00"}}
+case:
+  impounded_at: "{instant}"
+  place_seized: A
+  place_impounded: B
+  nearest_village: C
+  animals:
+    - {{species: cow, description: x}}
+steps: []
+expect: {{outcome: released}}
+""")
+    result = CliRunner().invoke(main, ["simulate", str(scenario)])
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
 def test_serve_on_a_busy_port_says_so(tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

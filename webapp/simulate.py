@@ -111,7 +111,10 @@ def _amount(value: Any, where: str) -> str:
 def _instant(value: Any, where: str) -> datetime:
     try:
         return legal_time.parse_instant(str(value))
-    except ValueError:
+    except ValueError as error:
+        why = str(error)
+        if "out of range" in why or "must be in" in why:  # e.g. 2026-02-31: Python names the part
+            raise ScenarioError(f"{where}: {value!r} is not a real date and time ({why})") from None
         raise ScenarioError(f"{where}: {value!r} is not a date and time with a UTC offset") from None
 
 
