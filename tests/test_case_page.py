@@ -145,3 +145,20 @@ def test_a_refusal_reads_in_hindi_with_the_last_day_as_babel_formats_it(client, 
     client.post("/language", data={"lang": "en", "next": "/tasks"})
     history = text_of(client.get(f"/cases/{case_id}"))
     assert "message: the objection period ended on Sunday, 8 February 2026" in history
+
+
+def test_an_appeal_filed_during_the_notice_period_is_shown_waiting_with_the_periods_last_day(client, sessions,
+                                                                                            virtual_clock):
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)
+    virtual_clock.set(at("2026-01-15T11:00:00+05:30"))
+    assert client.post(f"/cases/{case_id}/objections", data={"objector": "Suresh"}).status_code == 302
+    login(client, "sar")
+    decided = complete(client, task_link(client, "Decide ownership claim"), decision="not_proved")
+    assert decided.status_code == 302, text_of(decided)
+    login(client, "sec")
+    virtual_clock.set(at("2026-01-20T11:00:00+05:30"))  # the notice period runs to 2026-02-08
+    assert client.post(f"/cases/{case_id}/appeals", data={"appellant": "Ramesh"}).status_code == 302
+    doc = lxml.html.fromstring(client.get(f"/cases/{case_id}").get_data(as_text=True))
+    waiting = re.sub(r"\s+", " ", doc.get_element_by_id("appeal-waiting").text_content()).strip()
+    assert waiting == ("The appeal of Ramesh, filed on Tuesday, 20 January 2026, is recorded; the appellate "
+                       "authority is given it once the notice period is over (last day Sunday, 8 February 2026).")
