@@ -9,6 +9,7 @@ The file is stored as JSON; :func:`dump` and :func:`load` convert by the field t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -204,6 +205,12 @@ def _encode(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _hints(kind: type) -> dict[str, Any]:
+    """The resolved field types of a case-file dataclass (resolved once per class: they never change)."""
+    return typing.get_type_hints(kind)
+
+
 def _decode(kind: Any, value: Any) -> Any:
     if value is None:
         return None
@@ -217,7 +224,7 @@ def _decode(kind: Any, value: Any) -> Any:
     if origin is dict:
         return dict(value)
     if dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
+        hints = _hints(kind)
         return kind(**{k: _decode(hints[k], v) for k, v in value.items() if k in hints})
     if kind is Decimal:
         return Decimal(str(value))
