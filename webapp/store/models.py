@@ -102,9 +102,11 @@ class ProcessVersion(Base):
     process_id: Mapped[str] = mapped_column(String(100))
     version: Mapped[int] = mapped_column(Integer)
     content_hash: Mapped[str] = mapped_column(String(64))
-    bpmn_xml: Mapped[str] = mapped_column(Text)
-    forms_json: Mapped[str] = mapped_column(Text)
-    spec_json: Mapped[str] = mapped_column(Text)
+    # The large texts are read only when used: a case's unit of work needs the version's id and
+    # hash (the parsed process is cached per process), not its diagram.
+    bpmn_xml: Mapped[str] = mapped_column(Text, deferred=True)
+    forms_json: Mapped[str] = mapped_column(Text, deferred=True)
+    spec_json: Mapped[str] = mapped_column(Text, deferred=True)
     deployed_by: Mapped[str] = mapped_column(String(80))
     deployed_at: Mapped[datetime] = mapped_column(UTCDateTime())
     note: Mapped[str] = mapped_column(Text, default="")
