@@ -180,3 +180,39 @@ def test_concurrent_writers_keep_one_chain(sessions, database_url):
     with sessions() as session:
         verdict = audit.verify(session)
     assert verdict.ok and verdict.checked == len(trail)
+
+
+def test_one_transaction_reads_the_head_once_and_a_rolled_back_savepoint_is_not_chained(sessions, database_url):
+    """Within one transaction the head is read (and locked) once, however many flushes append; a
+    savepoint rolled back takes its entries with it, and the next append chains on what stands."""
+    from sqlalchemy import event
+
+    head_reads: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        if statement.startswith("SELECT audit_entry.seq, audit_entry.hash"):
+            head_reads.append(statement)
+
+    with sessions() as session:
+        before = len(entries(sessions))
+        event.listen(session.get_bind(), "before_cursor_execute", count)
+        try:
+            for i in range(3):  # three flushes, one transaction
+                audit.record(session, "test.flushes", actor="tester", detail={"i": i})
+                session.flush()
+            assert len(head_reads) == 1
+            savepoint = session.begin_nested()
+            audit.record(session, "test.undone", actor="tester")
+            session.flush()
+            savepoint.rollback()
+            audit.record(session, "test.after_savepoint", actor="tester")
+            session.commit()
+        finally:
+            event.remove(session.get_bind(), "before_cursor_execute", count)
+    assert len(head_reads) == 2  # read again only after the savepoint was undone
+    trail = entries(sessions)
+    assert [e.kind for e in trail[before:]] == ["test.flushes"] * 3 + ["test.after_savepoint"]
+    assert [e.seq for e in trail] == list(range(1, len(trail) + 1))
+    with sessions() as session:
+        verdict = audit.verify(session)
+    assert verdict.ok and verdict.checked == len(trail)

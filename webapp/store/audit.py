@@ -62,10 +62,20 @@ def record(session: Session, kind: str, *, actor: str | None = None, case_id: in
 
 # -- the hook -------------------------------------------------------------------------------------
 
+_HEAD = "rule130.audit_head"  # session.info: (seq, hash) this transaction appended last
+_NAMES = "rule130.audit_names"  # session.info: user id -> username, read once per transaction
+
+
 def _head(session: Session) -> tuple[int, str]:
     """The last entry's (seq, hash), after taking the lock that serializes the chain head until
     this transaction ends (PostgreSQL: an advisory lock; SQLite: the database's write lock, taken
-    by a write that changes nothing, so the head cannot move between reading it and appending)."""
+    by a write that changes nothing, so the head cannot move between reading it and appending).
+
+    Once this transaction has appended, the lock is held until it ends, so the head is what it
+    appended last (kept in ``session.info``, dropped when any transaction of the session ends)."""
+    held = session.info.get(_HEAD)
+    if held is not None:
+        return held
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
         # Advisory locks are database-wide: the schema's name in the key keeps two installations
@@ -151,7 +161,7 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
 def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
     """Turn the flush's audited changes into chained entries, added to the same flush."""
     pending: list[AuditEntry] = []
-    names: dict[int, str | None] = {}
+    names: dict[int, str | None] = session.info.setdefault(_NAMES, {})
     with session.no_autoflush:
         for obj in list(session.new):
             if isinstance(obj, AuditEntry):
@@ -172,9 +182,20 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
         entry.hash = entry_hash(seq, entry.at, entry.kind, entry.actor, entry.case_id, entry.detail_json, prev)
         prev = entry.hash
         session.add(entry)
+    session.info[_HEAD] = (seq, prev)
+
+
+def _forget(session: Session, transaction: Any) -> None:
+    """A transaction or savepoint ended: the head and the names are read again by the next one.
+    (The inner transaction each flush opens, which ends with it, is not one of them.)"""
+    if transaction.parent is not None and not transaction.nested:
+        return
+    session.info.pop(_HEAD, None)
+    session.info.pop(_NAMES, None)
 
 
 event.listen(Session, "before_flush", _before_flush)
+event.listen(Session, "after_transaction_end", _forget)
 
 
 # -- verification ---------------------------------------------------------------------------------
