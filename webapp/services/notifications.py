@@ -5,7 +5,7 @@ the same transaction."""
 from __future__ import annotations
 
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -35,25 +35,28 @@ TEMPLATES: dict[str, str] = {
 
 
 def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
-    """The active officers of ``roles`` whose scope covers ``case``."""
-    panchayat = session.get(Panchayat, case.panchayat_id)
-    found: list[User] = []
-    for role in roles:
-        query = select(User).where(User.role == role, User.active.is_(True))
+    """The active officers of ``roles`` whose scope covers ``case`` (one query, ordered by user id)."""
+    wanted = []
+    panchayat = None
+    for role in dict.fromkeys(roles):
         if role == "receiving_officer":
             if case.receiving_officer_id is None:
                 continue
-            query = query.where(User.id == case.receiving_officer_id)
-        elif role == "appellate_authority":
-            query = query.where(User.samiti_code == panchayat.samiti_code)
-        elif role == "administrator":  # installation-wide, the case's Samiti, or its Panchayat
-            query = query.where(((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
-                                | (User.samiti_code == panchayat.samiti_code)
-                                | (User.panchayat_id == case.panchayat_id))
+            scope = User.id == case.receiving_officer_id
+        elif role in ("appellate_authority", "administrator"):
+            panchayat = panchayat or session.get(Panchayat, case.panchayat_id)
+            if role == "appellate_authority":
+                scope = User.samiti_code == panchayat.samiti_code
+            else:  # installation-wide, the case's Samiti, or its Panchayat
+                scope = (((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
+                         | (User.samiti_code == panchayat.samiti_code)
+                         | (User.panchayat_id == case.panchayat_id))
         else:
-            query = query.where(User.panchayat_id == case.panchayat_id)
-        found.extend(session.scalars(query))
-    return found
+            scope = User.panchayat_id == case.panchayat_id
+        wanted.append((User.role == role) & scope)
+    if not wanted:
+        return []
+    return list(session.scalars(select(User).where(User.active.is_(True), or_(*wanted)).order_by(User.id)))
 
 
 def notify(session: Session, case: Case, roles: list[str], template: str, *, exclude_user_id: int | None = None,
@@ -61,7 +64,7 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
     """Write one notification per recipient of ``roles`` (but not ``exclude_user_id``, the officer
     whose own act caused it) and queue its deliveries on the recipient's channels, in the caller's
     transaction. Returns the rows written."""
-    people = list({user.id: user for user in recipients(session, case, roles) if user.id != exclude_user_id}.values())
+    people = [user for user in recipients(session, case, roles) if user.id != exclude_user_id]
     # each recipient reads it in their own language (dates by Babel); English when untranslated
     rows = [Notification(user_id=user.id, case_id=case.id, template=template,
                          message=render_for(user.language, TEMPLATES.get(template, template), case=case.case_number,
@@ -70,8 +73,9 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
             for user in people]
     session.add_all(rows)
     if rows:
+        chosen = deliveries.preferences(session, [user.id for user in people])
         for row, user in zip(rows, people):
-            deliveries.enqueue(session, row, user)
+            deliveries.enqueue(session, row, user, chosen.get(user.id))
     return rows
 
 
