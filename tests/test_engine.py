@@ -365,3 +365,29 @@ def test_every_stored_state_is_spiffworkflows_serialization_without_the_spec(mon
     result = simulate.run_scenario(simulate.load_scenario(Path(__file__).parent / "scenarios" / f"{name}.yaml"))
     assert result.mismatches == []
     assert len(checked) >= 8  # the start, every act and every timer pass stored a state
+
+
+@pytest.mark.parametrize("name", ["s2-objection-proved-after-sale", "p04-two-objectors-one-proved",
+                                  "p06-interim-not-proved-returned-reauction", "p21-later-objection-rearms-appeal-window"])
+def test_ready_user_tasks_are_spiffworkflows_ready_manual_tasks_in_its_order(monkeypatch, name):
+    # ready_user_tasks finds READY user tasks in the task dictionaries, not by walking the tree; at
+    # every point of a whole case (call activities, the objection loop, parallel notice and auction)
+    # it must give exactly what SpiffWorkflow's get_tasks gives, the same tasks in the same order.
+    from SpiffWorkflow.util.task import TaskState
+
+    from webapp import simulate
+
+    real, seen = runtime.ready_user_tasks, []
+
+    def checking(workflow):
+        found = real(workflow)
+        assert found == workflow.get_tasks(state=TaskState.READY, manual=True)
+        seen.append(len(found))
+        return found
+
+    monkeypatch.setattr(runtime, "ready_user_tasks", checking)
+    result = simulate.run_scenario(simulate.load_scenario(Path(__file__).parent / "scenarios" / f"{name}.yaml"))
+    assert result.mismatches == []
+    assert 0 in seen and 1 in seen  # none and one ready were met (p04: two claims to decide at once)
+    if name.startswith(("p04", "p06")):
+        assert max(seen) == 2  # two tasks ready at once: the order is SpiffWorkflow's

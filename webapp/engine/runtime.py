@@ -218,7 +218,17 @@ def boundary_paths_run(task: Any) -> set[str]:
 
 
 def ready_user_tasks(workflow: BpmnWorkflow) -> list[Any]:
-    """READY manual (user) tasks, in the order SpiffWorkflow lists them."""
+    """READY manual (user) tasks, in the order SpiffWorkflow lists them.
+
+    SpiffWorkflow's ``get_tasks`` walks the whole task tree; the instance and each subprocess also
+    keep their tasks by id, so the READY ones are found by one pass over those. With none or one
+    found that is the answer; with more, ``get_tasks`` gives them in its (depth-first) order.
+    """
+    found = [t for t in workflow.tasks.values() if t.state == TaskState.READY and t.task_spec.manual]
+    for subprocess in workflow.subprocesses.values():
+        found.extend(t for t in subprocess.tasks.values() if t.state == TaskState.READY and t.task_spec.manual)
+    if len(found) <= 1:
+        return found
     return workflow.get_tasks(state=TaskState.READY, manual=True)
 
 
