@@ -189,3 +189,42 @@ def test_an_officer_who_chose_hindi_is_notified_in_hindi(client, sessions, virtu
                            consequence=objection.consequence) == (
         "X: आपत्ति अवधि का अंतिम दिन रविवार, 8 फ़रवरी 2026 है (आज सहित शेष दिन: 3); "
         "इसके बाद कोई आपत्ति स्वीकार नहीं की जाती (नियम 130(क))।")
+
+
+def test_the_inbox_shows_every_notification_in_the_readers_current_language(client, sessions, virtual_clock):
+    """A notification written while the secretary read English is shown in Hindi once they switch
+    (and back); the stored message stays as written (the e-mail's text); a row written before its
+    parameters were stored is shown as written."""
+    from webapp.services import notifications
+    from webapp.store.models import Notification
+
+    from .test_web_pages import login, pass_release_window
+    english = ("RMP/2026/0001: the release window has passed; the file is open. "
+               "Publish the notice (Rule 130(a)).")
+    hindi = "RMP/2026/0001: छुड़ाने की अवधि बीत गई है; पत्रावली खुल गई है। सूचना प्रकाशित करें (नियम 130(क))।"
+    start_case_on_page(client, virtual_clock)
+    pass_release_window(sessions, virtual_clock)  # the secretary (English) is told the report is raised
+    with sessions() as session:
+        sec = session.query(User).filter_by(username="sec").one()
+        [row] = [n for n in notifications.inbox(session, sec) if n.template == "report_raised"]
+        assert row.message == english
+        assert notifications.text(row, "hi") == hindi and notifications.text(row, "en") == english
+        old = Notification(user_id=sec.id, case_id=row.case_id, template="report_raised", message="written before 0014",
+                           created_at=row.created_at, params_json=None)
+        session.add(old)
+        session.commit()
+
+    def messages() -> list[str]:
+        doc = lxml.html.fromstring(client.get("/inbox").get_data(as_text=True))
+        return [" ".join(span.text_content().split()) for span in doc.xpath("//ul[@class='inbox']//span[@class='msg']")]
+
+    login(client, "sec")
+    assert english in messages() and "written before 0014" in messages()
+    client.post("/language", data={"lang": "hi", "next": "/inbox"})
+    shown = messages()
+    assert hindi in shown and english not in shown and "written before 0014" in shown
+    with sessions() as session:  # the row itself is unchanged
+        assert session.query(Notification).filter_by(template="report_raised", user_id=row.user_id,
+                                                     params_json=row.params_json).one().message == english
+    client.post("/language", data={"lang": "en", "next": "/inbox"})
+    assert english in messages() and hindi not in messages()

@@ -4,12 +4,15 @@ the same transaction."""
 
 from __future__ import annotations
 
+import json
+from datetime import date
+from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
-from ..i18n import N_, render_for
+from ..i18n import N_, current_language, render_for
 from ..store.models import Case, Notification, Panchayat, User
 from . import deliveries
 
@@ -69,7 +72,7 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
     rows = [Notification(user_id=user.id, case_id=case.id, template=template,
                          message=render_for(user.language, TEMPLATES.get(template, template), case=case.case_number,
                                             **params),
-                         created_at=clock.now())
+                         params_json=params_json(case.case_number, params), created_at=clock.now())
             for user in people]
     session.add_all(rows)
     if rows:
@@ -99,3 +102,32 @@ def mark_read(session: Session, user: User, notification_id: int | None = None) 
     session.execute(query.values(read_at=clock.now()))
 
 
+# -- the text of a notification for its reader ---------------------------------------------------
+
+def params_json(case_number: str, params: dict[str, Any]) -> str:
+    """The parameters of a notification as stored in ``Notification.params_json``: a JSON object of
+    texts (``case`` the case number; a day as its ISO text, which :func:`.i18n.render_for` shows
+    day first; any other value as its English text)."""
+    return json.dumps({"case": case_number,
+                       **{key: value.isoformat() if isinstance(value, date) else str(value)
+                          for key, value in params.items()}}, ensure_ascii=False)
+
+
+def text(notification: Notification, language: str | None = None) -> str:
+    """The message of ``notification`` in ``language`` (``"en"``/``"hi"``; default the current
+    request's language): its template rendered again with the stored parameters, so a reader who
+    changed language reads every notification in the new one. A row without stored parameters
+    (written before migration 0014), or with an unknown template, gives its ``message`` as written."""
+    template = TEMPLATES.get(notification.template)
+    if template is None or not notification.params_json:
+        return notification.message
+    try:
+        params = json.loads(notification.params_json)
+    except ValueError:
+        return notification.message
+    if not isinstance(params, dict):
+        return notification.message
+    try:
+        return render_for(language or current_language(), template, **params)
+    except (KeyError, IndexError, ValueError):  # the template and the stored parameters differ
+        return notification.message

@@ -232,9 +232,12 @@ class Notification(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("app_user.id"), index=True)
     case_id: Mapped[int | None] = mapped_column(ForeignKey("case_instance.id"))
     template: Mapped[str] = mapped_column(String(64))
-    message: Mapped[str] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text)  # as written, in the recipient's language then (e-mail, history)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # the template's parameters (JSON object of texts, with "case"): the inbox renders the message
+    # in the reader's current language; NULL on rows written before 0014 (shown as written)
+    params_json: Mapped[str | None] = mapped_column(Text)
 
 
 class WorkerLease(Base):

@@ -11,11 +11,18 @@ from flask_login import current_user
 from ..app import db_session, sessions
 from ..errors import Conflict, NotPermitted, Refused
 from ..i18n import M_, localize
-from ..services import channels, deliveries, preferences, uow
+from ..services import channels, deliveries, notifications, preferences, uow
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
 
 bp = Blueprint("notify", __name__)
+
+
+@bp.app_template_filter("notice")
+def notice_text(notification: Any) -> str:
+    """A notification's message in the reader's language (the inbox, the delivery log):
+    :func:`.notifications.text` in the current request's language."""
+    return notifications.text(notification)
 
 
 @bp.before_request
