@@ -259,6 +259,29 @@ def test_pages_claim_show_the_holder_and_refuse_another_officer(drive, app, sess
     assert "You hold this task" in other.get(f"/cases/{case_id}/tasks/{task_id}").get_data(as_text=True)
 
 
+def test_the_deadline_reads_date_then_tak_in_hindi_on_my_tasks_and_the_task_page(drive, app, sessions, officers):
+    """Hindi puts the postposition after the day ("<day> तक"), English the preposition before ("by <day>")."""
+    import lxml.html
+
+    task_id = at_publish(drive)
+    client = app.test_client()
+    login(client, "sec")
+
+    def due_cell(path: str, xpath: str) -> str:
+        doc = lxml.html.fromstring(client.get(path).get_data(as_text=True))
+        return " ".join(doc.xpath(xpath)[0].text_content().split())
+
+    cell = "//table[contains(@class,'tasks')]//td[@class='when']"
+    assert due_cell("/tasks", cell).startswith("by Saturday, 10 January 2026")
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    page = client.get("/tasks").get_data(as_text=True)
+    assert '<strong class="nowrap">शनिवार, 10 जनवरी 2026</strong> तक' in page  # the day stays bold, not escaped
+    assert due_cell("/tasks", cell).startswith("शनिवार, 10 जनवरी 2026 तक")
+    assert "तक शनिवार" not in due_cell("/tasks", cell)
+    todo = due_cell(f"/cases/{drive.case_id}/tasks/{task_id}", "//p[@class='todo']")
+    assert todo.endswith(", शनिवार, 10 जनवरी 2026 तक.") and "तक शनिवार" not in todo
+
+
 def test_api_lists_claims_and_reassigns(drive, app, sessions, officers, sec2):
     task_id = at_publish(drive)
     with sessions() as session:
