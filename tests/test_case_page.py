@@ -79,7 +79,7 @@ def test_the_case_page_shows_deadlines_next_timer_parties_money_and_audit_trail(
     assert len(bids) == 2
     assert bids[1][0] == "Saturday, 10 January 2026 15:00"
     assert bids[1][2] == "Secretary (secretary)"
-    assert "bidder: Bidder B" in bids[1][3] and "12500" in bids[1][3]
+    assert bids[1][3] == "bidder: Bidder B; amount: ₹12,500.00"  # an amount in rupees, as elsewhere on the page
     assert bids[1][4].startswith("Rule 130(b)")
     timer = next(r for r in rows if r[1].startswith("Timer: Release window ends"))
     assert timer[0] == "Friday, 9 January 2026 00:00" and timer[2] == "timer"
@@ -103,6 +103,43 @@ def test_the_case_page_in_hindi(client, sessions, virtual_clock):
     assert doc.get_element_by_id("bal-suspense").text_content().strip() == "₹12,500.00"
     assert "उचंत खाता: शेष ₹12,500.00" in section_text(doc, "money")
     assert "क्रेता" in section_text(doc, "parties")
+
+
+def test_the_history_shows_amounts_in_rupees_in_english_and_hindi(client, sessions, virtual_clock):
+    """Form amounts (bid, full price) and a ledger reversal's amount are shown as ₹ with Indian
+    grouping, like the rest of the case page; other values (a bidder, an entry number) stay as recorded."""
+    from decimal import Decimal
+
+    from webapp.services import ledger
+    from webapp.store.models import Case
+
+    case_id = sold_to_bidder_b(client, sessions, virtual_clock)
+    with sessions() as session:  # the auction money posted twice (as a faulty earlier version could have)
+        book = ledger.CaseLedger(session, session.get(Case, case_id), None)
+        book.element_id = "svc_conclude_sale"
+        twice = book.post("buyer", "suspense", Decimal("12500.00"), kind="auction_money", clause="Rule 130(b)").id
+        session.commit()
+    reversed_ = client.post(f"/cases/{case_id}/ledger/reversals", data={"entry": str(twice), "reason": "posted twice"})
+    assert reversed_.status_code == 302, text_of(reversed_)
+
+    def history() -> dict[str, list[str]]:
+        doc = lxml.html.fromstring(client.get(f"/cases/{case_id}").get_data(as_text=True))
+        found: dict[str, list[str]] = {}
+        for row in doc.xpath("//table[contains(@class,'history')]/tbody/tr"):
+            cells = [re.sub(r"\s+", " ", td.text_content()).strip() for td in row.xpath("td")]
+            found.setdefault(cells[1], []).append(cells[3])
+        return found
+
+    rows = history()
+    assert rows["Record bid"] == ["bidder: Bidder A; amount: ₹9,000.00", "bidder: Bidder B; amount: ₹12,500.00"]
+    [notice] = rows["Publish notice and open conditional auction"]
+    assert "full price: ₹12,000.00" in notice and "objection period days: 30" in notice
+    [reversal] = rows["Ledger entry reversed"]
+    assert reversal.startswith(f"entry: {twice}; reversal: {twice + 1}; amount: ₹12,500.00; from: buyer; to: suspense")
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    hindi = "\n".join(cell for cells in history().values() for cell in cells)
+    assert "₹9,000.00" in hindi and "₹12,500.00" in hindi and "₹12,000.00" in hindi
+    assert "9000.00" not in hindi and "12500.00" not in hindi and "12000" not in hindi
 
 
 def test_case_search_by_tag_party_village_and_number_within_scope(app, client, sessions, virtual_clock):

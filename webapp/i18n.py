@@ -172,8 +172,11 @@ _ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]
 
 
 def format_datum(value: Any, tz: str | None = None, language: str | None = None) -> str:
-    """A recorded value for people: an ISO day as :func:`format_day`, an ISO instant with its
-    offset as :func:`format_instant` in ``tz``, any other text with its ISO days rewritten."""
+    """A recorded value for people: a Decimal as rupees (:func:`format_rupees`), an ISO day as
+    :func:`format_day`, an ISO instant with its offset as :func:`format_instant` in ``tz``, any
+    other text with its ISO days rewritten."""
+    if isinstance(value, Decimal):
+        return format_rupees(value, language)
     if isinstance(value, Message):
         return localize(value, tz, language)
     text = str(value if value is not None else "")

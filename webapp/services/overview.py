@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
@@ -23,8 +23,9 @@ from SpiffWorkflow.util.task import TaskState
 from ..casefile import CaseFile
 from ..i18n import message_from_json
 from ..engine import runtime
+from ..engine.parser import FORM_PROPERTY
 from ..store.models import Case, CaseEvent, LedgerEntry, ProcessVersion, User
-from . import ledger
+from . import ledger, rules
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 ZERO = Decimal("0.00")
@@ -76,7 +77,7 @@ class AuditRow:
     element_id: str | None
     who: str | None  # the user's display name (None: the timer worker or the system)
     role: str | None
-    data: list[tuple[str, str]]
+    data: list[tuple[str, str | Decimal]]  # (key, value): a text, or Decimal rupees for an amount
     clause: str | None
 
 
@@ -188,6 +189,47 @@ def accounts(rows: list[LedgerEntry]) -> list[Account]:
     return result
 
 
+# Amounts recorded by the services themselves (not by a form): "Ledger entry reversed".
+SERVICE_AMOUNTS = frozenset({"amount"})
+
+
+@lru_cache(maxsize=32)
+def _form_amounts(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
+    """Element id -> the amount fields (:func:`.rules.amount_fields`) of the form its user task names."""
+    forms = json.loads(forms_json or "{}")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
+    found: dict[str, frozenset[str]] = {}
+    for prop in root.iter():
+        if not isinstance(prop.tag, str) or etree.QName(prop).localname != "property" \
+                or prop.get("name") != FORM_PROPERTY:
+            continue
+        owner = prop.getparent()
+        while owner is not None and not owner.get("id"):
+            owner = owner.getparent()
+        schema = forms.get(prop.get("value") or "")
+        if owner is not None and isinstance(schema, dict):
+            found[owner.get("id")] = frozenset(rules.amount_fields(schema))
+    return found
+
+
+def _amounts(data: list[tuple[str, str]], keys: frozenset[str]) -> list[tuple[str, str | Decimal]]:
+    """``data`` with the values of ``keys`` as Decimal rupees (shown as ₹ by the ``datum`` filter);
+    a value that is not a decimal number stays text."""
+    shown: list[tuple[str, str | Decimal]] = []
+    for key, value in data:
+        if key in keys:
+            try:
+                amount = Decimal(value)
+            except InvalidOperation:
+                amount = None
+            if amount is not None and amount.is_finite():
+                shown.append((key, amount))
+                continue
+        shown.append((key, value))
+    return shown
+
+
 def _data(detail_json: str) -> list[tuple[str, str]]:
     try:
         detail = json.loads(detail_json or "{}")
@@ -212,12 +254,14 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
         if user_ids else {}
     rows = []
     elements = _elements(version.bpmn_xml)
+    amounts = _form_amounts(version.bpmn_xml, version.forms_json)
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
         name = event.name
         if event.kind == "refusal" and elements.get(name, ("", ""))[0]:
             name = elements[name][0]  # an act by element id (the API, the simulator): the task's name
         rows.append(AuditRow(at=event.at, kind=event.kind, name=name, element_id=event.element_id,
-                             who=names.get(event.actor_user_id), role=role, data=_data(event.detail_json),
+                             who=names.get(event.actor_user_id), role=role,
+                             data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS)),
                              clause=clause_of(version, event.element_id)))
     return rows

@@ -113,7 +113,7 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
         raise Refused(M_("the form has errors: %(fields)s: this field is required",
                          fields=message_list([M_(title) for title in titles])),
                       {name: M_("this field is required") for name in missing})
-    prepared = {k: (str(v) if k in _amount_fields(schema) and not isinstance(v, (float, bool)) else v)
+    prepared = {k: (str(v) if k in amount_fields(schema) and not isinstance(v, (float, bool)) else v)
                 for k, v in data.items()}
     rule = CHECKS.get(form_key)
     cleaned = rule(session, cf, dict(prepared), at) if rule else dict(prepared)
@@ -122,7 +122,10 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     return cleaned
 
 
-def _amount_fields(schema: dict) -> set[str]:
+def amount_fields(schema: dict) -> set[str]:
+    """The names of the rupee amounts of a form: the top-level fields of the JSON Schema ``schema``
+    that carry a ``pattern`` (every amount is a decimal text ``^[0-9]+(\\.[0-9]{1,2})?$`` of rupees;
+    no other field of the process library has a pattern). Empty for a schema without properties."""
     return {name for name, prop in schema.get("properties", {}).items() if "pattern" in prop}
 
 
