@@ -377,11 +377,13 @@ def test_s2_order_on_the_objection_and_delivery_order_after_a_sale(sessions, off
         "Decided on Wednesday, 1 April 2026",
         # D + M: 2026-04-01 + 30 days
         "Appeal until Friday, 1 May 2026", "within 30 days, until the end of Friday, 1 May 2026",
-        "to the Vikas Adhikari, Panchayat Samiti",
+        "to the Vikas Adhikari of Panchayat Samiti SAM1 within 30 days",  # Rampura's Samiti
         "The buyer at the conditional auction shall return the cattle",
         "Sarpanch, Gram Panchayat Rampura"])
     assert_states(found["objection_order:1", "hi"], [
-        "Ramesh की आपत्ति पर आदेश", "स्वामित्व सिद्ध हुआ", "अपील की अंतिम तिथि शुक्रवार, 1 मई 2026", "नियम 130(ग)"])
+        "Ramesh की आपत्ति पर आदेश", "स्वामित्व सिद्ध हुआ", "अपील की अंतिम तिथि शुक्रवार, 1 मई 2026", "नियम 130(ग)",
+        "शुक्रवार, 1 मई 2026 की समाप्ति तक, पंचायत समिति SAM1 के विकास अधिकारी के समक्ष अपील कर सकता है"])
+    assert "Vikas Adhikari" not in html_text(found["objection_order:1", "hi"])  # the forum is translated
     # (d): F = ₹400.00; C = ₹80.00 x 7 days (2026-03-02..03-08) = ₹560.00; Cb = ₹80.00 x 56 days
     # (03-09..05-03) = ₹4,480.00 passed on to the buyer; the objector pays ₹5,440.00
     assert_states(delivery, [
@@ -393,6 +395,17 @@ def test_s2_order_on_the_objection_and_delivery_order_after_a_sale(sessions, off
         "Secretary (Village Development Officer), Gram Panchayat Rampura"])
     assert_states(found["delivery_order", "hi"], ["परिदान आदेश", "जुर्माना (F) ₹400.00", "योग ₹5,440.00"])
     assert "refunded" not in html_text(delivery)
+
+
+def test_the_appeal_forum_names_the_samiti_in_each_language():
+    default = documents.Issuer("Rampura", "Jaipur", "Vikas Adhikari, Panchayat Samiti", samiti="SAM1")
+    assert documents.appellate_forum(default, "en") == "Vikas Adhikari of Panchayat Samiti SAM1"
+    assert documents.appellate_forum(default, "hi") == "पंचायत समिति SAM1 के विकास अधिकारी"
+    other = documents.Issuer("Rampura", "Jaipur", "Collector, Jaipur", samiti="SAM1")  # a forum set by hand
+    assert documents.appellate_forum(other, "en") == "Collector, Jaipur, Panchayat Samiti SAM1"
+    assert documents.appellate_forum(other, "hi") == "Collector, Jaipur, पंचायत समिति SAM1"
+    assert documents.appellate_forum(documents.Issuer("Rampura", "", "Vikas Adhikari, Panchayat Samiti"), "hi") == \
+        "विकास अधिकारी, पंचायत समिति"  # no Samiti recorded: the forum alone, translated
 
 
 def test_s5_interim_delivery_order_then_the_delivery_with_the_security_refunded(app, sessions, officers,

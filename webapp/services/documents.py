@@ -115,7 +115,8 @@ _environments: dict[str, Environment] = {}
 def environment(language: str) -> Environment:
     """The Jinja environment of ``language`` for the document templates (``templates/documents``):
     autoescaped HTML, ``_``/``ngettext`` from that language's catalogue (Flask-Babel's ``%(name)s``
-    style), and the filters ``day``, ``when``, ``rupees``, ``words``, ``listing`` of webapp.i18n."""
+    style), the filters ``day``, ``when``, ``rupees``, ``words``, ``listing`` of webapp.i18n and
+    ``forum`` (:func:`appellate_forum` of an issuer)."""
     if language not in _environments:
         catalogue = i18n.translations_for(language)
 
@@ -136,7 +137,8 @@ def environment(language: str) -> Environment:
         env.globals.update(_=gettext, gettext=gettext, ngettext=ngettext, language=language)
         env.filters.update(day=partial(_day, language=language), rupees=partial(i18n.format_rupees, language=language),
                            when=lambda value, tz: i18n.format_instant(value, tz, language), words=words,
-                           listing=partial(i18n.format_listing, language=language))
+                           listing=partial(i18n.format_listing, language=language),
+                           forum=partial(appellate_forum, language=language))
         _environments[language] = env
     return _environments[language]
 
@@ -160,6 +162,26 @@ class Issuer:
     appellate_forum: str
     officer: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    samiti: str = ""  # the Panchayat Samiti (its code, as the Panchayat record holds it)
+
+
+DEFAULT_FORUM = N_("Vikas Adhikari, Panchayat Samiti")  # the default of Panchayat.appellate_forum
+FORUM_OF_SAMITI = N_("Vikas Adhikari of Panchayat Samiti %(samiti)s")
+OTHER_FORUM_OF_SAMITI = N_("%(forum)s, Panchayat Samiti %(samiti)s")
+
+
+def appellate_forum(issuer: Issuer, language: str) -> str:
+    """The appeal forum an order names, in ``language`` (``"en"``/``"hi"``), with the Panchayat
+    Samiti: ``Vikas Adhikari of Panchayat Samiti SAM1`` / ``पंचायत समिति SAM1 के विकास अधिकारी`` for
+    the default forum; another forum (a setting, as typed) translated when the catalogue has it,
+    followed by the Samiti. Without a Samiti, the forum alone."""
+    catalogue = i18n.translations_for(language)
+    forum = issuer.appellate_forum or DEFAULT_FORUM
+    if not issuer.samiti:
+        return catalogue.gettext(forum)
+    if forum == DEFAULT_FORUM:
+        return catalogue.gettext(FORUM_OF_SAMITI) % {"samiti": issuer.samiti}
+    return catalogue.gettext(OTHER_FORUM_OF_SAMITI) % {"forum": catalogue.gettext(forum), "samiti": issuer.samiti}
 
 
 def _animals_on(cf: CaseFile, day: date) -> list[Animal]:
@@ -269,7 +291,7 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
                                                                 CaseDocument.key.in_([i.key for i in fresh]))))
     panchayat = session.get(Panchayat, case.panchayat_id)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
-                    appellate_forum=panchayat.appellate_forum or "",
+                    appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
                     officer=user.display_name if user is not None else None)
     issued: list[list[CaseDocument]] = []
     counts = _series_counts(session, case)  # read once, before this act's rows are added
