@@ -430,3 +430,52 @@ def test_the_delivery_log_shows_each_administrator_only_the_users_they_manage(cl
     with sessions() as session:
         sent = session.get(Delivery, rampura_id)
         assert (sent.status, sent.attempts) == ("sent", 2)
+
+
+def test_the_delivery_log_in_hindi_translates_its_own_texts_and_keeps_a_servers_error(
+        client, sessions, officers, virtual_clock, hook_server):
+    """On a Hindi page the statuses, channels, headings, explanation, the notification and the
+    product's own error texts are Hindi; what a server answered (an HTTP reason, a socket error) stays."""
+    import re
+
+    import lxml.html
+
+    choose(sessions, officers["secretary"], email_enabled=True, email_address="secretary@rampura.example",
+           webhook_enabled=True, webhook_url=f"http://127.0.0.1:{hook_server.server_port}/hook")
+    start_case(sessions, officers)
+    hook_server.statuses = [500]
+    release_window_passes(sessions, virtual_clock)
+    unconfigured = channels.ChannelSettings(webhook_secret=SECRET, max_attempts=1)  # no SMTP host: e-mail fails
+    outcomes = deliveries.deliver_due(sessions, unconfigured)
+    assert sorted(o.result for o in outcomes) == ["failed", "failed"]
+    login(client, "admin")
+    client.post("/language", data={"lang": "hi", "next": "/admin/deliveries"})
+    page = client.get("/admin/deliveries")
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    for node in doc.xpath("//script|//style|//head"):
+        node.drop_tree()
+    text = re.sub(r"\s+", " ", doc.text_content())
+    assert "सूचनाओं का प्रेषण" in text and "विफल (2)" in text and "लंबित (0)" in text  # heading, statuses
+    assert "ई-मेल या वेबहुक से भेजी गई हर सूचना" in text  # the explanation
+    rows = {" ".join(row.xpath("td")[2].text_content().split()): [" ".join(td.text_content().split())
+                                                                   for td in row.xpath("td")]
+            for row in doc.xpath("//table[contains(@class,'deliveries')]/tbody/tr")}
+    email, hook = rows["ई-मेल"], rows["वेबहुक"]
+    assert email[1] == hook[1] == "विफल"
+    notice = "RMP/2026/0001: छुड़ाने की अवधि बीत गई है; पत्रावली खुल गई है। सूचना प्रकाशित करें (नियम 130(क))।"
+    assert email[5] == hook[5] == notice  # written for an English reader, shown to this Hindi one in Hindi
+    assert email[9] == "ई-मेल स्थापित नहीं है (RULE130_SMTP_HOST खाली है)"
+    url = f"http://127.0.0.1:{hook_server.server_port}/hook"
+    assert hook[9] == f"वेबहुक {url}: HTTP 500 Internal Server Error"  # the server's reason as it said it
+    for english in ("is not configured", "webhook http", "the release window"):
+        assert english not in text, english
+    with sessions() as session:  # stored in English, as the product wrote it
+        assert sorted(d.last_error for d in session.scalars(select(Delivery))) == [
+            "e-mail is not configured (RULE130_SMTP_HOST is empty)", f"webhook {url}: HTTP 500 Internal Server Error"]
+    client.post("/language", data={"lang": "en", "next": "/admin/deliveries"})
+    english_page = client.get("/admin/deliveries").get_data(as_text=True)
+    assert "e-mail is not configured (RULE130_SMTP_HOST is empty)" in english_page
+    assert f"webhook {url}: HTTP 500 Internal Server Error" in english_page
+    assert channels.error_text("SMTP 127.0.0.1:25: ConnectionRefusedError: [Errno 111] Connection refused", "hi") == \
+        "SMTP 127.0.0.1:25: ConnectionRefusedError: [Errno 111] Connection refused"  # a server's error: as it is
+    assert channels.error_text(f"webhook {url}: timed out", "hi") == f"वेबहुक {url}: timed out"

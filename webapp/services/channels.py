@@ -24,7 +24,7 @@ from email.utils import formatdate
 from typing import Any, Mapping
 
 from ..errors import Refused
-from ..i18n import M_
+from ..i18n import M_, N_
 
 SECURITY_MODES = ("none", "starttls", "ssl")
 SIGNATURE_HEADER = "X-Rule130-Signature"
@@ -35,6 +35,17 @@ _EMAIL = re.compile(r"^[^@\s<>(),;:\"]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0
 
 class SendFailed(Exception):
     """A channel could not hand the message over; the text goes to the delivery's ``last_error``."""
+
+
+# The product's own texts of a failed delivery, stored in English in ``Delivery.last_error`` and shown
+# in the reader's language on the delivery log (webapp.i18n.retranslate); what a server answered (an
+# SMTP error, an HTTP reason, a socket error) is a value inside them and stays as the server said it.
+NO_SMTP = N_("e-mail is not configured (RULE130_SMTP_HOST is empty)")
+NO_WEBHOOK_SECRET = N_("webhooks are not configured (RULE130_WEBHOOK_SECRET is empty)")
+WEBHOOK_HTTP = N_("webhook %(url)s: HTTP %(status)s")
+WEBHOOK_FAILED = N_("webhook %(url)s: %(reason)s")
+UNKNOWN_CHANNEL = N_("unknown channel %(channel)s")  # raised by webapp.services.deliveries
+ERROR_TEXTS = (NO_SMTP, NO_WEBHOOK_SECRET, WEBHOOK_HTTP, WEBHOOK_FAILED, UNKNOWN_CHANNEL)  # most specific first
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,14 @@ def email_message(settings: ChannelSettings, to: str, subject: str, body: str, m
     return message
 
 
+def error_text(text: str, language: str | None = None) -> str:
+    """A delivery's ``last_error`` for people: the product's own text (:data:`ERROR_TEXTS`) in
+    ``language`` (default the current request's), its values (an address, a server's answer) as
+    they are; any other text (an SMTP server's error) unchanged."""
+    from ..i18n import retranslate
+    return retranslate(text, ERROR_TEXTS, language)
+
+
 def send_email(settings: ChannelSettings, message: EmailMessage) -> None:
     """Hand ``message`` to the configured SMTP server (STARTTLS or SSL, AUTH when a user is set).
 
@@ -161,7 +180,7 @@ def send_email(settings: ChannelSettings, message: EmailMessage) -> None:
         SendFailed: not configured, refused connection, TLS or AUTH failure, recipient refused, timeout.
     """
     if not settings.smtp_host:
-        raise SendFailed("e-mail is not configured (RULE130_SMTP_HOST is empty)")
+        raise SendFailed(NO_SMTP)
     context = ssl.create_default_context(cafile=settings.smtp_cafile or None)
     try:
         if settings.smtp_security == "ssl":
@@ -199,7 +218,7 @@ def send_webhook(settings: ChannelSettings, url: str, body: bytes, delivery_id: 
         SendFailed: no secret configured, connection failure, timeout, or a non-2xx status.
     """
     if not settings.webhook_secret:
-        raise SendFailed("webhooks are not configured (RULE130_WEBHOOK_SECRET is empty)")
+        raise SendFailed(NO_WEBHOOK_SECRET)
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Content-Type": "application/json; charset=utf-8",
         SIGNATURE_HEADER: signature(settings.webhook_secret, body),
@@ -210,8 +229,8 @@ def send_webhook(settings: ChannelSettings, url: str, body: bytes, delivery_id: 
         with urllib.request.urlopen(request, timeout=settings.webhook_timeout) as response:  # noqa: S310 - http(s) only
             status = response.status
     except urllib.error.HTTPError as error:
-        raise SendFailed(f"webhook {url}: HTTP {error.code} {error.reason}") from None
+        raise SendFailed(WEBHOOK_HTTP % {"url": url, "status": f"{error.code} {error.reason}"}) from None
     except (urllib.error.URLError, OSError, socket.timeout) as error:
-        raise SendFailed(f"webhook {url}: {getattr(error, 'reason', error)}") from None
+        raise SendFailed(WEBHOOK_FAILED % {"url": url, "reason": getattr(error, "reason", error)}) from None
     if not 200 <= status < 300:
-        raise SendFailed(f"webhook {url}: HTTP {status}")
+        raise SendFailed(WEBHOOK_HTTP % {"url": url, "status": status})

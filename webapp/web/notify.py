@@ -25,6 +25,12 @@ def notice_text(notification: Any) -> str:
     return notifications.text(notification)
 
 
+@bp.app_template_filter("delivery_error")
+def delivery_error(text: str | None) -> str:
+    """A delivery's last error in the reader's language (:func:`.channels.error_text`)."""
+    return channels.error_text(text or "")
+
+
 @bp.before_request
 def require_login() -> Any:
     if not current_user.is_authenticated:
