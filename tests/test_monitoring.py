@@ -75,6 +75,27 @@ def test_the_lag_page_shows_recent_firings_percentiles_and_overdue_timers(client
     assert overdue.case_number not in html.split('id="firings"')[1]
 
 
+def test_the_lag_report_names_each_firing_through_the_public_overview_elements(sessions, fired_three, officers):
+    """overview.elements (public, shared with the case page) maps an element id to its name and
+    documentation; the lag report names each firing by it."""
+    from webapp.services import monitoring, overview
+    from webapp.store.models import ProcessVersion, User
+
+    with sessions() as session:
+        bpmn = session.query(ProcessVersion).first().bpmn_xml
+        found = overview.elements(bpmn)
+        name, docs = found["bt_release_window"]
+        assert name == "Release window ends (3 days)"
+        assert docs.startswith("Rule 130 (heading) with Rule 2 (day): cattle not released within 3 days")
+        assert found["ut_publish_notice"][0] == "Publish notice and open conditional auction"
+        assert overview.clause_of(session.query(ProcessVersion).first(), "bt_release_window") == \
+            "Rule 130 (heading) with Rule 2 (day)"
+        admin = session.get(User, officers["administrator"].id)
+        report = monitoring.lag_report(session, admin, datetime.fromisoformat("2026-01-09T00:01:00+05:30"))
+    assert [(f.element_id, f.name) for f in report.recent] == [("bt_release_window", name)] * 3
+    assert not hasattr(overview, "_elements")  # one name for it, the public one
+
+
 def test_the_lag_page_keeps_to_the_administrators_scope(client, sessions, fired_three):
     with sessions() as session:
         users.create_user(session, "admin-far", PASSWORD, "administrator", samiti_code="SAM2",

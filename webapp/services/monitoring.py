@@ -16,6 +16,7 @@ from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
+from . import overview
 
 LAG_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 3600.0, 86400.0)
 """Upper bounds (seconds) of the timer lag histogram's buckets (plus +Inf)."""
@@ -74,8 +75,6 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
 
     Lateness is ``fired_at - due_at`` in seconds as each firing recorded it.
     """
-    from .overview import _elements  # element id -> (name, documentation) of a diagram, cached
-
     base = (select(TimerFiring, Case.case_number, Panchayat.timezone, Case.process_version_id)
             .join(Case, Case.id == TimerFiring.case_id).join(Panchayat, Panchayat.id == Case.panchayat_id))
     base = _scoped(base, user)
@@ -83,7 +82,7 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
     diagrams = {v.id: v.bpmn_xml for v in session.scalars(
         select(ProcessVersion).where(ProcessVersion.id.in_({version_id for *_, version_id in rows})))}
     recent = [Firing(f.case_id, number, f.element_id, f.due_at, f.fired_at, f.lateness_seconds, tz,
-                     _elements(diagrams[version_id]).get(f.element_id, ("", ""))[0] if version_id in diagrams else "")
+                     overview.elements(diagrams[version_id]).get(f.element_id, ("", ""))[0] if version_id in diagrams else "")
               for f, number, tz, version_id in rows]
     hour = _scoped(select(TimerFiring.lateness_seconds).join(Case, Case.id == TimerFiring.case_id)
                    .join(Panchayat, Panchayat.id == Case.panchayat_id)

@@ -111,7 +111,15 @@ def next_timer(workflow: Any) -> NextTimer | None:
 
 
 @lru_cache(maxsize=32)
-def _elements(bpmn_xml: str) -> dict[str, tuple[str, str]]:
+def elements(bpmn_xml: str) -> dict[str, tuple[str, str]]:
+    """Every element of a BPMN diagram that has an id: ``{element id: (its name, its documentation)}``.
+
+    ``bpmn_xml``: the diagram's XML text (a process version's ``bpmn_xml``); the name is "" when the
+    element has none, the documentation the texts of its ``bpmn:documentation`` children joined by a
+    space ("" when none). Cached per diagram text (the result is shared: do not change it). Entities
+    are not resolved and nothing is fetched. Raises lxml's ``XMLSyntaxError`` for text that is not XML
+    (a deployed version always is).
+    """
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
     found: dict[str, tuple[str, str]] = {}
@@ -129,7 +137,7 @@ def clause_of(version: ProcessVersion, element_id: str | None) -> str | None:
     (``Rule 130(b)(ii)``, ``reading``), or None for an unknown element or one without documentation."""
     if not element_id:
         return None
-    docs = _elements(version.bpmn_xml).get(element_id, ("", ""))[1]
+    docs = elements(version.bpmn_xml).get(element_id, ("", ""))[1]
     if not docs:
         return None
     head = docs.split(":", 1)[0].strip()
@@ -253,13 +261,13 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
     names = {u.id: u.display_name for u in session.scalars(select(User).where(User.id.in_(user_ids)))} \
         if user_ids else {}
     rows = []
-    elements = _elements(version.bpmn_xml)
+    named = elements(version.bpmn_xml)
     amounts = _form_amounts(version.bpmn_xml, version.forms_json)
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
         name = event.name
-        if event.kind == "refusal" and elements.get(name, ("", ""))[0]:
-            name = elements[name][0]  # an act by element id (the API, the simulator): the task's name
+        if event.kind == "refusal" and named.get(name, ("", ""))[0]:
+            name = named[name][0]  # an act by element id (the API, the simulator): the task's name
         rows.append(AuditRow(at=event.at, kind=event.kind, name=name, element_id=event.element_id,
                              who=names.get(event.actor_user_id), role=role,
                              data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS)),
