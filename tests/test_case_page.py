@@ -3,6 +3,7 @@ documents, audit trail) and the case search, scoped to the user's Panchayat."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import lxml.html
@@ -140,6 +141,33 @@ def test_the_history_shows_amounts_in_rupees_in_english_and_hindi(client, sessio
     hindi = "\n".join(cell for cells in history().values() for cell in cells)
     assert "₹9,000.00" in hindi and "₹12,500.00" in hindi and "₹12,000.00" in hindi
     assert "9000.00" not in hindi and "12500.00" not in hindi and "12000" not in hindi
+
+
+def test_the_history_lists_the_release_timer_before_the_report_it_raised_on_a_running_clock(client, sessions,
+                                                                                             virtual_clock):
+    """On a clock that runs (as the wall clock does), the notification the timer's firing caused is
+    written microseconds after the engine started; the timer's row is written first, at the instant
+    it fired, so the history (page and API) reads cause, then effect."""
+    from webapp import clock
+    from webapp.services import cases, timers
+    from webapp.store.models import Case, CaseEvent
+
+    case_id = start_case_on_page(client, virtual_clock)
+    with clock.installed(clock.OffsetClock(at("2026-01-09T00:00:00.500000+05:30"))):  # real speed from here
+        assert timers.fire_due(sessions) == 1
+    with sessions() as session:
+        rows = [(e.kind, e.name) for e in cases.history(session, session.get(Case, case_id))]
+        written = {e.kind: e for e in session.query(CaseEvent).filter(CaseEvent.case_id == case_id)}
+        timer, notice = written["timer"], written["notification"]
+        assert timer.id < notice.id and timer.at <= notice.at  # written first, not later
+        assert json.loads(timer.detail_json)["due"] == "2026-01-08T18:30:00+00:00"
+        assert timer.at >= at("2026-01-09T00:00:00.500000+05:30")
+    assert rows == [("start", "Cattle impounded"), ("timer", "Release window ends (3 days)"),
+                    ("notification", "report_raised")]
+    doc = lxml.html.fromstring(client.get(f"/cases/{case_id}").get_data(as_text=True))
+    what = [re.sub(r"\s+", " ", row.xpath("td")[1].text_content()).strip()
+            for row in doc.xpath("//table[contains(@class,'history')]/tbody/tr")]
+    assert what == ["Cattle impounded", "Timer: Release window ends (3 days)", "Notified: report raised"]
 
 
 def test_case_search_by_tag_party_village_and_number_within_scope(app, client, sessions, virtual_clock):

@@ -84,15 +84,21 @@ class CaseRun:
         rows = notifications.notify(self.session, self.case, roles, template, **params)
         self.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
+    _caused: list[CaseEvent] | None = None  # while the engine runs: the rows its steps write (see run)
+
     def event(self, kind: str, name: str, *, element_id: str | None = None, actor_role: str | None = None,
               detail: dict | None = None, at: datetime | None = None) -> None:
         """Add one history row (``at`` defaults to the clock's now; timers and notifications
         carry no acting user)."""
-        self.session.add(CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,
-                                   element_id=element_id, actor_role=actor_role,
-                                   actor_user_id=(self.user.id if self.user and kind not in ("timer", "notification")
-                                                  else None),
-                                   detail_json=json.dumps(detail or {}, default=str)))
+        row = CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,
+                        element_id=element_id, actor_role=actor_role,
+                        actor_user_id=(self.user.id if self.user and kind not in ("timer", "notification")
+                                       else None),
+                        detail_json=json.dumps(detail or {}, default=str))
+        if self._caused is not None:  # the engine is running: added after the timers that fired (run)
+            self._caused.append(row)
+        else:
+            self.session.add(row)
 
     def _held(self) -> None:
         if self.case.held_incident_id is not None:
@@ -120,19 +126,26 @@ class CaseRun:
         self._held()
         if self._ready_before is None:
             self._ready_before = alerts.ready_ids(self)
+        # The history lists rows in insertion order within an instant: a timer's row goes in before
+        # the rows its firing caused (written while the engine runs), at the instant it fired.
+        started, caused = clock.now(), []
+        self._caused = caused
         try:
             fired = runtime.run(self.wf)
         except TaskFailed:
             raise
         except EngineFailure as failure:
             raise self._failed(failure) from failure
+        finally:
+            self._caused = None
         now = clock.now()
         for timer in fired:
             lateness = (now - timer.due).total_seconds()
             self.session.add(TimerFiring(case_id=self.case.id, element_id=timer.bpmn_id, due_at=timer.due,
                                          fired_at=now, lateness_seconds=lateness))
             self.event("timer", timer.name or timer.bpmn_id, element_id=timer.bpmn_id, actor_role="timer",
-                       detail={"due": timer.due.isoformat(), "lateness_seconds": lateness}, at=now)
+                       detail={"due": timer.due.isoformat(), "lateness_seconds": lateness}, at=max(started, timer.due))
+        self.session.add_all(caused)
         alerts.periods_ended(self, fired)
         alerts.deadlines_near(self)
         return fired
@@ -611,7 +624,7 @@ def summary(session: Session, case: Case) -> dict[str, Any]:
 
 
 def history(session: Session, case: Case) -> list[CaseEvent]:
-    """The case's history in time order; at one instant a timer comes before what its firing caused."""
-    events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
-                             .order_by(CaseEvent.at, CaseEvent.id))
-    return sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id))
+    """The case's history in time order, rows of one instant in the order they were written (a
+    timer before what its firing caused: :meth:`CaseRun.run`)."""
+    return list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
+                                .order_by(CaseEvent.at, CaseEvent.id)))

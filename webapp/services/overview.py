@@ -253,10 +253,11 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
 
 
 def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[AuditRow]:
-    """Every history row of the case in time order (a timer before what its firing caused), with
-    the acting officer's name and role, the data recorded and the clause of the element."""
-    events = list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)))
-    events.sort(key=lambda e: (e.at, e.kind != "timer", e.id))
+    """Every history row of the case in time order, rows of one instant in the order they were
+    written (a timer before what its firing caused), with the acting officer's name and role, the
+    data recorded and the clause of the element."""
+    events = list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
+                                  .order_by(CaseEvent.at, CaseEvent.id)))
     user_ids = {e.actor_user_id for e in events if e.actor_user_id}
     names = {u.id: u.display_name for u in session.scalars(select(User).where(User.id.in_(user_ids)))} \
         if user_ids else {}
