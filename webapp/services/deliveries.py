@@ -60,11 +60,6 @@ SUBJECTS: dict[str, str] = {
 }
 
 
-def preference(session: Session, user_id: int) -> NotificationPreference | None:
-    """The user's stored channel choices (None: in-app only)."""
-    return session.get(NotificationPreference, user_id)
-
-
 def preferences(session: Session, user_ids: list[int]) -> dict[int, NotificationPreference]:
     """The stored channel choices of ``user_ids`` that have any, by user id (one query, no flush)."""
     with session.no_autoflush:
@@ -72,20 +67,14 @@ def preferences(session: Session, user_ids: list[int]) -> dict[int, Notification
             select(NotificationPreference).where(NotificationPreference.user_id.in_(user_ids)))}
 
 
-_UNREAD = object()
-
-
 def enqueue(session: Session, notification: Notification, user: User,
-            pref: NotificationPreference | None | object = _UNREAD) -> list[Delivery]:
+            pref: NotificationPreference | None) -> list[Delivery]:
     """Add the delivery rows of ``notification`` for the channels ``user`` has switched on
-    (``pref``: the user's choices when the caller has read them, None for none; read here otherwise).
+    (``pref``: the user's stored choices, from :func:`preferences`; None for none).
 
     Runs in the caller's transaction (the case change); nothing is flushed here (a flush would
     write the case row early). Returns the rows added (none when the user has only the inbox).
     """
-    if pref is _UNREAD:
-        with session.no_autoflush:
-            pref = preference(session, user.id)
     if pref is None:
         return []
     now = clock.now()
