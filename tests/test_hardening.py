@@ -172,9 +172,9 @@ def test_a_nul_in_any_submitted_text_is_refused_naming_the_field_and_nothing_is_
             "nearest_village": "Bhimpura", "species-1": "cow", "description-1": "brown cow"}
     page = client.post("/cases/new", data=form)
     assert page.status_code == 422
-    assert "place_seized contains a control character (U+0000)" in text_of(page)
+    assert "Place seized contains a control character (U+0000)" in text_of(page)  # the label, not the name
     page = client.post("/cases/new", data={**form, "place_seized": "Bhimpura", "description-1": "brown\x1bcow"})
-    assert page.status_code == 422 and "description-1 contains a control character (U+001B)" in text_of(page)
+    assert page.status_code == 422 and "Description of animal 1 contains a control character (U+001B)" in text_of(page)
     with sessions() as session:
         assert session.query(Case).count() == 0
     tabbed = client.post("/cases/new", data={**form, "place_seized": "Bhimpura\tnear the well"})

@@ -10,12 +10,39 @@ strings and JSON bodies, so every field of every page and API call is covered).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Iterator
 
 from .errors import Refused
 from .i18n import M_
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, less \t \n \r
+# what ends a line: CR, LF, VT, FF, NEL, the line and paragraph separators (as str.splitlines, less
+# the information separators U+001C-U+001E, which CONTROL refuses anyway)
+LINE_BREAK = re.compile("[\r\n\x0b\x0c\x85\u2028\u2029]")
+
+
+def is_blank(text: Any) -> bool:
+    """True when ``text`` is None, or text made only of whitespace and invisible format characters
+    (Unicode category Cf: zero-width space U+200B, joiners U+200C/U+200D, BOM U+FEFF, soft hyphen...),
+    which a reader cannot see: a required field holding only these is empty."""
+    if text is None:
+        return True
+    return isinstance(text, str) and all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def check_one_line(value: Any, field: str, label: Any) -> None:
+    """Refuse a single-line field (a name, a tag, a place) whose text holds a line break: a tag
+    ``T\\r\\n1`` would be stored and never found as ``T1``.
+
+    Args:
+        field: the field's name (the key of the field error); label: how the message names it.
+    Raises:
+        Refused: naming the field's label, with ``{field: ...}`` as the field error.
+    """
+    if isinstance(value, str) and LINE_BREAK.search(value):
+        raise Refused(M_("%(label)s must be on one line; remove the line break and send it again", label=label),
+                      {field: M_("must be on one line")})
 
 
 def first_control(text: str) -> str | None:

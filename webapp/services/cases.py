@@ -270,8 +270,9 @@ def _text(value: Any, label: str, field: str) -> str:
         raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
     text = (value or "").strip()
     textguard.check(text, field, label)
-    if not text:
+    if textguard.is_blank(text):  # zero-width characters alone are as empty as spaces
         raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
+    textguard.check_one_line(text, field, label)
     if len(text) > 200:
         raise Refused(M_("%(label)s is longer than 200 characters", label=label), {field: M_("too long")})
     return text
@@ -326,13 +327,16 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
             raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
                              species=species or "—", known=message_list([M_(s) for s in tariff])),
                           {"animals": M_("animal %(position)s: unknown species", position=position)})
-        tag = str(raw.get("tag") or "").strip() or None
+        tag = str(raw.get("tag") or "").strip()
+        textguard.check_one_line(tag, "animals", M_("animal %(position)s: the tag", position=position))
+        tag = None if textguard.is_blank(tag) else tag
         if tag and tag in tags:
             raise Refused(M_("animal %(position)s: the tag %(tag)s is given twice", position=position, tag=tag), {"animals": M_("duplicate tag")})
         if tag:
             tags.add(tag)
         records.append(Animal(position=position, species=species,
-                              description=_text(raw.get("description"), f"animal {position}: the description", "animals"),
+                              description=_text(raw.get("description"), M_("animal %(position)s: the description", position=position),
+                                                "animals"),
                               tag=tag, fine=Decimal(str(tariff[species]["fine"])),
                               feeding_per_day=Decimal(str(tariff[species]["feeding_per_day"]))))
     version = repository.current(session)
@@ -340,9 +344,10 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     panchayat.case_sequence += 1
     number = f"{panchayat.code}/{impounded_on.year}/{panchayat.case_sequence:04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
-                  place_seized=_text(place_seized, "the place seized", "place_seized"),
-                  place_impounded=_text(place_impounded, "the place impounded", "place_impounded"),
-                  nearest_village=_text(nearest_village, "the village nearest the place of seizure", "nearest_village"),
+                  place_seized=_text(place_seized, M_("the place seized"), "place_seized"),
+                  place_impounded=_text(place_impounded, M_("the place impounded"), "place_impounded"),
+                  nearest_village=_text(nearest_village, M_("the village nearest the place of seizure"),
+                                        "nearest_village"),
                   animals=records, appeal_period_days=panchayat.appeal_period_days,
                   return_period_days=panchayat.return_period_days)
     now = clock.now()
@@ -548,12 +553,14 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
         raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
     textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
-    tag = (tag or "").strip() or None
+    textguard.check_one_line(tag, "calf_tag", M_("the calf's tag"))
+    textguard.check_one_line(description, "calf_description", M_("the calf's description"))
+    tag = None if textguard.is_blank(tag) else tag.strip()
     if tag and len(tag) > 200:
         raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})
     if tag and any(a.tag == tag for a in cf.animals):
         raise Refused(M_("the tag %(tag)s is already on an animal of this case", tag=tag), {"calf_tag": M_("tag in use")})
-    text = (description or "").strip() or f"calf of {mother.label}"
+    text = f"calf of {mother.label}" if textguard.is_blank(description) else description.strip()
     if len(text) > 200:
         raise Refused(M_("the calf's description is longer than 200 characters"), {"calf_description": M_("too long")})
     calf = Animal(position=len(cf.animals) + 1, species=mother.species, description=text, tag=tag, fine=ZERO,

@@ -23,6 +23,7 @@ from email.message import EmailMessage
 from email.utils import formatdate
 from typing import Any, Mapping
 
+from .. import textguard
 from ..errors import Refused
 from ..i18n import M_, N_
 
@@ -144,6 +145,7 @@ def check_url(url: str) -> str:
     """
     from urllib.parse import urlsplit
     url = (url or "").strip()
+    textguard.check_one_line(url, "webhook_url", M_("the webhook address"))
     parts = urlsplit(url) if len(url) <= 500 else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise Refused(M_("the webhook address must be an http:// or https:// URL of at most 500 characters"),

@@ -101,9 +101,14 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     Raises:
         Refused, DeadlinePassed.
     """
-    data = {k: v for k, v in (data or {}).items() if v not in (None, "")}
+    properties = schema.get("properties", {})
+    for name, value in (data or {}).items():
+        textguard.check(value, name, M_(properties.get(name, {}).get("title", name)))
+    # a value of spaces or of invisible characters alone (zero-width space...) is no value
+    data = {k: v for k, v in (data or {}).items() if not textguard.is_blank(v)}
     for name, value in data.items():
-        textguard.check(value, name, M_(schema.get("properties", {}).get(name, {}).get("title", name)))
+        if name in properties and not is_multiline(properties[name]):
+            textguard.check_one_line(value, name, M_(properties[name].get("title", name)))
     unknown = sorted(set(data) - set(schema.get("properties", {})))
     if unknown:
         raise Refused(M_("the form has no field %(unknown)s", unknown=', '.join(unknown)), {name: M_("unknown field") for name in unknown})
@@ -120,6 +125,17 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     validate_schema(schema, {k: (f"{v:.2f}" if hasattr(v, "quantize") else v) for k, v in cleaned.items()
                              if k in schema.get("properties", {})})
     return cleaned
+
+
+MULTILINE_LENGTH = 200  # a text field of a form that allows more characters is a text area
+
+
+def is_multiline(prop: dict) -> bool:
+    """True when the form field ``prop`` (a JSON Schema property) is a text area (a reason, remarks:
+    free text that may have line breaks): a string without choices whose ``maxLength`` is over
+    :data:`MULTILINE_LENGTH`. Any other text field (a name, a user name) is one line."""
+    return (prop.get("type") == "string" and "enum" not in prop
+            and int(prop.get("maxLength", MULTILINE_LENGTH)) > MULTILINE_LENGTH)
 
 
 def amount_fields(schema: dict) -> set[str]:
@@ -142,8 +158,9 @@ def _require_text(data: dict[str, Any], field: str, label: str) -> str:
     if raw is not None and not isinstance(raw, str):
         raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
     value = (raw or "").strip()
-    if not value:
+    if textguard.is_blank(value):
         raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
+    textguard.check_one_line(value, field, label)
     if len(value) > 200:
         raise Refused(M_("%(label)s is longer than 200 characters", label=label), {field: M_("too long")})
     return value

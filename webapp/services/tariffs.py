@@ -27,7 +27,7 @@ from decimal import Decimal
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from .. import clock, legal_time
+from .. import clock, legal_time, textguard
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Panchayat, TariffRate, User
@@ -222,6 +222,7 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
     if note is not None and not isinstance(note, str):
         raise Refused(M_("the note must be text"), {"note": M_("not text")})
     note_text = (note or "").strip()
+    textguard.check_one_line(note_text, "note", M_("the note"))
     if len(note_text) > NOTE_LIMIT:
         raise Refused(M_("the note is longer than %(limit)s characters", limit=NOTE_LIMIT), {"note": M_("too long")})
     row = TariffRate(panchayat_id=panchayat.id if panchayat is not None else None, species=kind, fine=fine_amount,

@@ -41,10 +41,12 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
         raise Refused(M_("the Samiti code must be 1 to 32 letters, digits or hyphens, not %(value)s",
                          value=repr(samiti_code)), {"samiti_code": M_("1 to 32 letters, digits or hyphens")})
     name = (name or "").strip() if isinstance(name, str) else name
-    if not isinstance(name, str) or not 1 <= len(name) <= 200:
+    if not isinstance(name, str) or textguard.is_blank(name) or len(name) > 200:
         raise Refused(M_("the Panchayat's name must be 1 to 200 characters"), {"name": M_("1 to 200 characters")})
     textguard.check(name, "name", M_("the Panchayat's name"))
     textguard.check(district or "", "district", M_("the district"))
+    textguard.check_one_line(name, "name", M_("the Panchayat's name"))
+    textguard.check_one_line(district or "", "district", M_("the district"))
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,

@@ -19,6 +19,8 @@ draws with the DOM and CSSOM, which the policy allows; its CSS comes from ``/ven
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 
 from flask import Flask, request
@@ -27,7 +29,8 @@ from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 
 from .. import textguard
-from ..i18n import N_, translate
+from ..services.repository import ROOT
+from ..i18n import M_, N_, Message, translate
 
 CONTENT_SECURITY_POLICY = {
     "default-src": "'self'",
@@ -64,26 +67,74 @@ def defaults() -> dict[str, object]:
     }
 
 
+# The labels of the pages' own form fields, as the pages show them (the same catalogue texts), so
+# that a refusal names the field the officer sees, never its internal name. A task form's fields
+# are named by their titles in the process library's forms (:func:`_form_titles`).
+FIELD_LABELS = {
+    "impounded_at": N_("Impounded on (date and time)"), "place_seized": N_("Place seized"),
+    "place_impounded": N_("Place impounded (pound)"),
+    "nearest_village": N_("Village nearest the place of seizure (where the notice is published)"),
+    "objector": N_("Objector's name"), "appellant": N_("Appellant's name"), "born_on": N_("Day of birth"),
+    "calf_description": N_("Calf's description"), "calf_tag": N_("Calf's tag (optional)"), "reason": N_("Reason"),
+    "note": N_("Note"), "fine": N_("Fine per head (₹)"), "feeding_per_day": N_("Feeding per head per day (₹)"),
+    "effective_from": N_("In force from"), "email_address": N_("E-mail address"),
+    "webhook_url": N_("Webhook URL (http or https)"), "username": N_("User name"), "q": N_("Find a case"),
+    "from": N_("From"), "to": N_("To"),
+}
+NUMBERED_LABELS = {"species": N_("Species of animal %(num)s"), "description": N_("Description of animal %(num)s"),
+                   "tag": N_("Tag of animal %(num)s")}  # the new-case form's rows: species-1, tag-2...
+
+
+@functools.cache
+def _form_titles() -> dict[str, str]:
+    """Field name -> title of every form of the bundled process library (processes/**/*.schema.json)."""
+    titles: dict[str, str] = {}
+    for path in sorted((ROOT / "processes").glob("**/*.schema.json")):
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for name, prop in (schema.get("properties") or {}).items():
+            if isinstance(prop, dict) and isinstance(prop.get("title"), str):
+                titles.setdefault(name, prop["title"])
+    return titles
+
+
+def field_label(name: str) -> Message:
+    """How a page names the posted field ``name``: its label (``Place seized``, ``Tag of animal 2``,
+    a task form's title such as ``Full price (₹)``), translated where it is shown; a field no page
+    labels is named in words (``full_price`` -> ``full price``, through the catalogue)."""
+    if name in FIELD_LABELS:
+        return M_(FIELD_LABELS[name])
+    stem, _, number = name.rpartition("-")
+    if stem in NUMBERED_LABELS and number.isdigit():
+        return M_(NUMBERED_LABELS[stem], num=int(number))
+    title = _form_titles().get(name)
+    return M_(title) if title else M_(name.replace("_", " ").replace("-", " "))
+
+
 def refuse_control_characters() -> None:
     """Before any view: refuse a request whose query string, form fields or JSON body hold a
-    control character (NUL and the like; tab and line breaks are text), naming the field
-    (:mod:`webapp.textguard`); nothing is read further, so nothing changes.
+    control character (NUL and the like; tab and line breaks are text), naming the field: a page's
+    field by its label (:func:`field_label`), an API field by its name (:mod:`webapp.textguard`);
+    nothing is read further, so nothing changes.
 
     Raises:
         Refused: answered as 422 (a page with the message, or the API's JSON error).
     """
+    api = request.path.startswith("/api/")
     for name, value in request.args.items(multi=True):
-        textguard.check(value, name)
+        textguard.check(value, name, None if api else field_label(name))
     if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
         return
-    if request.path.startswith("/api/") and not request.mimetype.startswith("multipart/"):
+    if api and not request.mimetype.startswith("multipart/"):
         # JSON in any content type (curl -d sends form encoding): never read it as a form
         body = request.get_json(force=True, silent=True)  # cached: the view reads the same parse
         if body is not None:
             textguard.check(body, "")
         return
     for name, value in request.form.items(multi=True):
-        textguard.check(value, name)
+        textguard.check(value, name, None if api else field_label(name))
     if request.is_json:
         body = request.get_json(silent=True)
         if body is not None:

@@ -22,7 +22,7 @@ from .. import casefile, clock
 from ..i18n import localize, translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
-from ..services import cases, documents, ledger, notifications, overview, search, tasklist, tasks, uow
+from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
@@ -65,7 +65,7 @@ def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, s
             kind = "select"
         elif prop.get("type") in ("integer", "number"):
             kind = "number"
-        elif prop.get("type") == "string" and int(prop.get("maxLength", 200)) > 200:
+        elif rules.is_multiline(prop):
             kind = "textarea"
         value = values.get(name, prop.get("default", ""))
         fields.append({
