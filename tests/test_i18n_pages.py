@@ -51,7 +51,7 @@ DATA = ("Pound Keeper", "Secretary", "Sarpanch", "Vikas Adhikari, Panchayat Sami
         "Kheri Secretary", "Far Vikas Adhikari", "Rampura", "Kheri", "Faraway", "Jaipur", "Ajmer",
         "Bhimpura", "Kanji House", "brown cow, white patch", "black cow, broken horn", "grey cow, bell on neck",
         "brown cow", "Bidder A", "Bidder B", "Objector O", "Owner X", "flaky report handler",
-        "tablet of the secretary", "nothing-like-this", "tests", "bundled Rule 130 process", "http", "https")
+        "tablet of the secretary", "nothing-like-this", "tests", "http", "https")
 CODE_TAGS = ("code", "pre", "kbd", "script", "style", "template")
 READ_ATTRIBUTES = ("placeholder", "title", "aria-label", "alt")
 WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")

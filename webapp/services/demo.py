@@ -14,13 +14,16 @@ from .. import clock
 from ..store.models import Panchayat
 from . import cases, tasks, timers, uow, users
 
+# (user name, role, display name): the display name is the person's name only; the pages show the
+# role beside it in the reader's language ("Ramesh (pound keeper)"), so a role in the name would
+# show twice, and in English on a Hindi page
 DEMO_USERS = (
-    ("keeper", "pound_keeper", "Ramesh (pound keeper)"),
-    ("secretary", "secretary", "Sunita (secretary, VDO)"),
-    ("sarpanch", "sarpanch", "Mohan Lal (sarpanch)"),
-    ("appellate", "appellate_authority", "Vikas Adhikari, Dudu"),
-    ("receiver", "receiving_officer", "Secretary, Gram Panchayat Kishanpura"),
-    ("admin", "administrator", "Administrator"),
+    ("keeper", "pound_keeper", "Ramesh"),
+    ("secretary", "secretary", "Sunita"),
+    ("sarpanch", "sarpanch", "Mohan Lal"),
+    ("appellate", "appellate_authority", "Rajendra Singh"),
+    ("receiver", "receiving_officer", "Kailash Meena"),
+    ("admin", "administrator", "Pooja Sharma"),
 )
 
 

@@ -26,6 +26,7 @@ from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_PROCESS = ROOT / "processes" / "rule130"
+BUNDLED_NOTE = "bundled Rule 130 process"  # stored in English; shown through i18n.MEMOS in the reader's language
 PROCESS_ID = "rule130_case"
 
 
@@ -91,7 +92,7 @@ def deploy_bundled(session: Session, deployed_by: str = "setup") -> tuple[Proces
     """Deploy the bundled Rule 130 process (a no-op when that content is already deployed)."""
     bpmn, forms = read_bundled()
     raw = {path.name: path.read_bytes() for path in (BUNDLED_PROCESS / "forms").glob("*.json")}
-    return deploy(session, bpmn, forms, deployed_by, note="bundled Rule 130 process", form_bytes=raw)
+    return deploy(session, bpmn, forms, deployed_by, note=BUNDLED_NOTE, form_bytes=raw)
 
 
 def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:

@@ -1,0 +1,51 @@
+"""Texts of the pages found by a user testing the product: the demo officers' names, the bundled
+process's deploy note, and other English left on Hindi pages."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from webapp.services import demo
+from webapp.store.models import User
+
+from .conftest import FAST_HASH
+from .test_web_pages import text_of
+
+DEMO_PASSWORD = "demo password 2026"
+
+
+@pytest.fixture
+def demo_client(database_url, sessions):
+    """The application on a database holding the quick start's demo data (no test officers)."""
+    from webapp import create_app
+    application = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
+                              "WTF_CSRF_ENABLED": False, "PASSWORD_HASH_METHOD": FAST_HASH})
+    demo.ensure_demo(sessions, DEMO_PASSWORD)
+    yield application.test_client()
+    application.extensions["rule130.engine"].dispose()
+
+
+def test_the_demo_officers_are_named_by_their_names_and_the_history_shows_each_role_once(demo_client, sessions):
+    with sessions() as session:
+        named = {u.username: u.display_name for u in session.scalars(select(User).order_by(User.id))}
+    assert named == {"keeper": "Ramesh", "secretary": "Sunita", "sarpanch": "Mohan Lal",
+                     "appellate": "Rajendra Singh", "receiver": "Kailash Meena", "admin": "Pooja Sharma"}
+    response = demo_client.post("/login", data={"username": "keeper", "password": DEMO_PASSWORD})
+    assert response.status_code == 302
+    page = demo_client.get("/cases/1")
+    assert page.status_code == 200
+    text = text_of(page)
+    assert "Ramesh (pound keeper)" in text and "(pound keeper) (pound keeper)" not in text
+    assert demo_client.post("/language", data={"lang": "hi", "next": "/cases/1"}).status_code == 302
+    text = text_of(demo_client.get("/cases/1"))
+    assert "Ramesh (कांजी हाउस प्रभारी)" in text and "pound keeper" not in text
+
+
+def test_the_bundled_process_deploy_note_is_shown_in_the_pages_language(demo_client):
+    assert demo_client.post("/login", data={"username": "admin", "password": DEMO_PASSWORD}).status_code == 302
+    page = text_of(demo_client.get("/processes/current"))
+    assert "— bundled Rule 130 process" in page
+    assert demo_client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    page = text_of(demo_client.get("/processes/current"))
+    assert "— साथ में दी गई नियम 130 की प्रक्रिया" in page and "bundled Rule 130 process" not in page
