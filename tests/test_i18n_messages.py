@@ -126,7 +126,7 @@ def test_the_hindi_task_form_has_hindi_labels_help_and_validation_messages(app, 
     refused = client.post(link, data={"lock_version": lock, "bidder": "", "amount": "9000"})
     assert refused.status_code == 422
     assert field_errors(refused) == {"f-bidder-error": "यह जानकारी आवश्यक है"}
-    assert "फ़ॉर्म में त्रुटियाँ हैं: बोलीदाता: यह जानकारी आवश्यक है" in text_of(refused)
+    assert "प्रपत्र में त्रुटियाँ हैं: बोलीदाता: यह जानकारी आवश्यक है" in text_of(refused)
     refused = client.post(link, data={"lock_version": lock, "bidder": "Bidder A", "amount": "12.345"})
     assert refused.status_code == 422
     assert field_errors(refused) == {"f-amount-error": "दशमलव के बाद बहुत अधिक अंक"}

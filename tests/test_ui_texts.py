@@ -49,3 +49,17 @@ def test_the_bundled_process_deploy_note_is_shown_in_the_pages_language(demo_cli
     assert demo_client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
     page = text_of(demo_client.get("/processes/current"))
     assert "— साथ में दी गई नियम 130 की प्रक्रिया" in page and "bundled Rule 130 process" not in page
+
+
+def test_the_hindi_catalogue_calls_a_form_prapatra_everywhere():
+    from babel.messages.pofile import read_po
+
+    from .test_i18n import HI_PO
+    with HI_PO.open("rb") as f:
+        hindi = read_po(f, locale="hi")
+    translations = {m.id: m.string for m in hindi if m.id}
+    assert [i for i, s in translations.items() if "फ़ॉर्म" in str(s) or "फॉर्म" in str(s)] == []
+    assert translations["Form expired"] == "प्रपत्र की अवधि समाप्त"
+    assert translations["the form has errors: %(fields)s: this field is required"] == \
+        "प्रपत्र में त्रुटियाँ हैं: %(fields)s: यह जानकारी आवश्यक है"
+    assert translations["Open the form with %(num)s rows"] == "%(num)s पंक्तियों वाला प्रपत्र खोलें"
