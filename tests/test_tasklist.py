@@ -273,13 +273,17 @@ def test_the_deadline_reads_date_then_tak_in_hindi_on_my_tasks_and_the_task_page
 
     cell = "//table[contains(@class,'tasks')]//td[@class='when']"
     assert due_cell("/tasks", cell).startswith("by Saturday, 10 January 2026")
+    assert due_cell(f"/cases/{drive.case_id}/tasks/{task_id}", "//p[@class='todo']").endswith(
+        ", by Saturday, 10 January 2026.")
     client.post("/language", data={"lang": "hi", "next": "/tasks"})
     page = client.get("/tasks").get_data(as_text=True)
     assert '<strong class="nowrap">शनिवार, 10 जनवरी 2026</strong> तक' in page  # the day stays bold, not escaped
     assert due_cell("/tasks", cell).startswith("शनिवार, 10 जनवरी 2026 तक")
     assert "तक शनिवार" not in due_cell("/tasks", cell)
     todo = due_cell(f"/cases/{drive.case_id}/tasks/{task_id}", "//p[@class='todo']")
-    assert todo.endswith(", शनिवार, 10 जनवरी 2026 तक.") and "तक शनिवार" not in todo
+    assert todo.endswith(", शनिवार, 10 जनवरी 2026 तक।") and "तक शनिवार" not in todo  # a Hindi sentence ends with ।
+    assert "<strong>शनिवार, 10 जनवरी 2026</strong> तक।</p>" in client.get(
+        f"/cases/{drive.case_id}/tasks/{task_id}").get_data(as_text=True)  # the day bold, not escaped
 
 
 def test_api_lists_claims_and_reassigns(drive, app, sessions, officers, sec2):
