@@ -9,7 +9,7 @@ from sqlalchemy import select
 from webapp.services import demo
 from webapp.store.models import User
 
-from .conftest import FAST_HASH
+from .conftest import FAST_HASH, PASSWORD
 from .test_web_pages import text_of
 
 DEMO_PASSWORD = "demo password 2026"
@@ -63,3 +63,32 @@ def test_the_hindi_catalogue_calls_a_form_prapatra_everywhere():
     assert translations["the form has errors: %(fields)s: this field is required"] == \
         "प्रपत्र में त्रुटियाँ हैं: %(fields)s: यह जानकारी आवश्यक है"
     assert translations["Open the form with %(num)s rows"] == "%(num)s पंक्तियों वाला प्रपत्र खोलें"
+
+
+def test_a_flash_is_shown_in_the_language_of_the_page_that_shows_it(client, sessions, officers, virtual_clock):
+    from .test_web_pages import IMPOUNDED
+    assert client.post("/login", data={"username": "admin", "password": PASSWORD}).status_code == 302
+    assert client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    page = text_of(client.get("/tasks"))
+    assert "Admin के रूप में लॉग इन किया।" in page and "Signed in as" not in page
+    assert "Admin के रूप में" not in text_of(client.get("/tasks"))  # shown once
+    # back to English: the flash of the next sign-in reads English
+    assert client.post("/language", data={"lang": "en", "next": "/tasks"}).status_code == 302
+    client.post("/logout")
+    assert client.post("/login", data={"username": "admin", "password": PASSWORD}).status_code == 302
+    assert "Signed in as Admin." in text_of(client.get("/tasks"))
+    # an officer whose own choice is Hindi, signing in from an English browser, reads it in Hindi
+    with sessions() as session:
+        session.get(User, officers["pound_keeper"].id).language = "hi"
+        session.commit()
+    client.post("/logout")
+    assert client.post("/login", data={"username": "pk", "password": PASSWORD}).status_code == 302
+    assert "Pound Keeper के रूप में लॉग इन किया।" in text_of(client.get("/tasks"))
+    # a flash with a number in it
+    response = client.post("/cases/new", data={"impounded_at": IMPOUNDED, "place_seized": "Bhimpura",
+                                               "place_impounded": "Kanji House", "nearest_village": "Bhimpura",
+                                               "species-1": "cow", "description-1": "brown cow"})
+    assert response.status_code == 302
+    assert client.post("/language", data={"lang": "en", "next": "/tasks"}).status_code == 302
+    assert "Case RMP/2026/0001 opened: the 3-day release window has started." in text_of(client.get("/tasks"))
+

@@ -236,7 +236,7 @@ def init_app(app: Any) -> None:
     Babel(app, locale_selector=select_language)
     app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=localize,
                                listing=format_listing, translate=translate,
-                               datum=format_datum, clause=format_clause, memo=retranslate)
+                               datum=format_datum, clause=format_clause, memo=retranslate, flashed=flashed)
     app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
                                   return_path=return_path)
 
@@ -467,6 +467,20 @@ def _param_json(value: Any) -> Any:
     if isinstance(value, date):
         return {"day": value.isoformat()}
     return str(value)
+
+
+def flash_message(message: Any, category: str = "message") -> None:
+    """Flash ``message`` for the next page, kept as its template and parameters (:func:`message_json`)
+    so that it is translated where it is shown (the ``flashed`` filter), in that page's language: a
+    sign-in (the signed-in officer's own language) or a language switch between the flash and the
+    page changes the language of the message too. A plain text is flashed as it is."""
+    from flask import flash
+    flash(message_json(message) if isinstance(message, Message) else message, category)
+
+
+def flashed(stored: Any) -> str:
+    """A flashed message (:func:`flash_message`) in the current page's language."""
+    return localize(message_from_json(stored))
 
 
 def message_from_json(data: Any) -> Any:

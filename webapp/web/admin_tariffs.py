@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, flash, g, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, g, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
 from .. import clock, legal_time
+from ..i18n import M_, flash_message
 from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
 from ..services import tariffs, uow
@@ -79,8 +80,8 @@ def add() -> Any:
     except Refused as refused:
         return _page(code if code else None, values=values, error=refused.message,
                      field_errors=refused.field_errors, status=422)
-    flash(_("New rate for %(species)s in force from %(day)s.", species=_(row.species), day=row.effective_from),
-          "success")
+    flash_message(M_("New rate for %(species)s in force from %(day)s.", species=M_(row.species),
+                     day=row.effective_from), "success")
     return redirect(url_for("admin_tariffs.page", panchayat=code or None))
 
 

@@ -14,7 +14,7 @@ from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
 from flask_babel import gettext as _
 
-from ..i18n import M_, localize
+from ..i18n import M_, flash_message
 from ..services import migration, uow, versions
 from ..store.models import User
 from . import api
@@ -101,8 +101,8 @@ def redeploy(process_id: str, number: int) -> Any:
         return versions.redeploy(session, _me(), process_id, number, _note(request.form.get("note")))
 
     version = uow.perform(sessions(), "redeploy", act)
-    flash(_("Version %(number)s deployed again as version %(new)s. Running cases stay on their versions; move "
-            "them from the version's page.", number=number, new=version.version), "success")
+    flash_message(M_("Version %(number)s deployed again as version %(new)s. Running cases stay on their versions; "
+                     "move them from the version's page.", number=number, new=version.version), "success")
     return redirect(url_for("admin_versions.version_list", process_id=process_id))
 
 
@@ -122,10 +122,10 @@ def migrate(process_id: str, number: int) -> Any:
         try:
             verdict = migration.move_case(sessions(), _me(), process_id, number, case_ref)
         except Refused as refused:
-            flash(localize(refused.message), "error")
+            flash_message(refused.message, "error")
         else:
-            flash(_("Case %(case)s moved from version %(from)s to %(to)s.", case=verdict.case_number,
-                    **{"from": verdict.version_from, "to": verdict.version_to}), "success")
+            flash_message(M_("Case %(case)s moved from version %(from)s to %(to)s.", case=verdict.case_number,
+                             **{"from": verdict.version_from, "to": verdict.version_to}), "success")
     else:
         results = migration.move_all(sessions(), _me(), process_id, number)
         moved = [r.verdict.case_number for r in results if r.moved]

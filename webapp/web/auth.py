@@ -6,12 +6,13 @@ import logging
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask import session as flask_session
 from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
 from ..app import db_session
+from ..i18n import M_, flash_message
 from ..services import notifications, users
 from ..store import audit
 
@@ -84,7 +85,7 @@ def login() -> Any:
     # a new session at sign-in: nothing set before it (a planted session, the old CSRF token) survives
     flask_session.clear()
     login_user(LoginUser(user))
-    flash(_("Signed in as %(name)s.", name=user.display_name), "success")
+    flash_message(M_("Signed in as %(name)s.", name=user.display_name), "success")
     return redirect(next_url or url_for("officer.my_tasks"))
 
 
@@ -93,7 +94,7 @@ def logout() -> Any:
     """Sign out (a POST form, so a link or an image cannot sign anyone out)."""
     logout_user()
     flask_session.clear()
-    flash(_("You have signed out."), "success")
+    flash_message(M_("You have signed out."), "success")
     return redirect(url_for("auth.login"))
 
 

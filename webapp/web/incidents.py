@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import CaseHeld, NotPermitted, Refused
-from flask_babel import gettext as _
 
-from ..i18n import M_, localize
+from ..i18n import M_, flash_message
 from ..services import incidents
 from ..store.models import Case, Incident
 
@@ -68,12 +67,12 @@ def retry(incident_id: int) -> Any:
     try:
         incident = incidents.retry(sessions(), current_user.user, incident_id)
     except CaseHeld as held:
-        flash(_("The retry failed; the case is still held. %(why)s", why=localize(held.message)), "error")
+        flash_message(M_("The retry failed; the case is still held. %(why)s", why=held.message), "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
     except Refused as refused:
-        flash(localize(refused.message), "error")
+        flash_message(refused.message, "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
-    flash(_("Incident %(id)s retried: the case ran on and is released.", id=incident.id), "success")
+    flash_message(M_("Incident %(id)s retried: the case ran on and is released.", id=incident.id), "success")
     return redirect(url_for("incidents.listing"))
 
 
@@ -83,8 +82,8 @@ def skip(incident_id: int) -> Any:
     try:
         incident = incidents.skip(sessions(), current_user.user, incident_id, request.form.get("reason", ""))
     except Refused as refused:
-        flash(localize(refused.message), "error")
+        flash_message(refused.message, "error")
         return redirect(url_for("incidents.detail", incident_id=incident_id))
-    flash(_("Incident %(id)s skipped: the case is released where it stood before the failing step.", id=incident.id),
-          "success")
+    flash_message(M_("Incident %(id)s skipped: the case is released where it stood before the failing step.",
+                     id=incident.id), "success")
     return redirect(url_for("incidents.listing"))

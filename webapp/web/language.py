@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, flash, redirect, request, url_for
-from flask_babel import gettext as _
+from flask import Blueprint, redirect, request, url_for
 
 from .. import i18n
+from ..i18n import M_, flash_message
 from ..app import sessions
 from ..services import users
 from .auth import _safe_next, signed_in_user
@@ -26,7 +26,7 @@ def switch() -> Any:
     language = i18n.normalise(request.form.get("lang"))
     target = _safe_next(request.form.get("next")) or url_for("public.board")
     if language is None:
-        flash(_("Choose English or Hindi."), "error")
+        flash_message(M_("Choose English or Hindi."), "error")
         return redirect(target)
     user = signed_in_user()
     if user is not None:

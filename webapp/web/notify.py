@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
-from flask_babel import gettext as _
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import Conflict, NotPermitted, Refused
-from ..i18n import M_, localize
+from ..i18n import M_, flash_message
 from ..services import channels, deliveries, notifications, preferences, uow
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
@@ -61,7 +60,7 @@ def preferences_page() -> Any:
         except Refused as refused:
             error, field_errors, status = refused.message, dict(refused.field_errors), 422
         else:
-            flash(_("Your notification channels are saved."), "success")
+            flash_message(M_("Your notification channels are saved."), "success")
             return redirect(url_for("notify.preferences_page"))
     else:
         choices = preferences.get(db_session(), user)
@@ -99,7 +98,7 @@ def retry_delivery(delivery_id: int) -> Any:
     try:
         uow.perform(sessions(), "retry_delivery", deliveries.retry_now, user, delivery_id)
     except (Refused, Conflict) as refused:
-        flash(localize(refused.message), "error")
+        flash_message(refused.message, "error")
     else:
-        flash(_("Delivery %(id)s will be sent again at once.", id=delivery_id), "success")
+        flash_message(M_("Delivery %(id)s will be sent again at once.", id=delivery_id), "success")
     return redirect(url_for("notify.deliveries_page"))

@@ -14,12 +14,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
 from .. import casefile, clock
-from ..i18n import localize, translate
+from ..i18n import M_, Message, flash_message, translate
 from ..app import db_session, sessions
 from ..errors import NotPermitted, Refused
 from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
@@ -44,6 +44,12 @@ def require_login() -> Any:
 
 def me() -> User:
     return current_user.user
+
+
+def words(identifier: str | None) -> str:
+    """An identifier (a task's element name, a status) as the words of its catalogue entry:
+    ``record_bid`` -> ``record bid`` (give it to ``M_`` to show it in the page's language)."""
+    return str(identifier or "").replace("_", " ")
 
 
 # -- forms from JSON Schema -----------------------------------------------------------------------
@@ -149,8 +155,8 @@ def claim_task(case_id: int, task_id: str) -> Any:
     """Claim a task (409 page naming the holder when another officer has it)."""
     user = me()
     row = uow.perform(sessions(), "claim_task", tasklist.claim, user, case_id, task_id, user=user)
-    flash(_("You hold “%(task)s” in case %(number)s: no other officer can complete it.", task=fmt_words(row.title),
-            number=row.case_number), "success")
+    flash_message(M_("You hold “%(task)s” in case %(number)s: no other officer can complete it.",
+                     task=M_(words(row.title)), number=row.case_number), "success")
     return _back_to_list()
 
 
@@ -159,7 +165,8 @@ def release_task(case_id: int, task_id: str) -> Any:
     """Give back a task you hold."""
     user = me()
     row = uow.perform(sessions(), "release_task", tasklist.release, user, case_id, task_id, user=user)
-    flash(_("You released “%(task)s” in case %(number)s.", task=fmt_words(row.title), number=row.case_number), "success")
+    flash_message(M_("You released “%(task)s” in case %(number)s.", task=M_(words(row.title)),
+                     number=row.case_number), "success")
     return _back_to_list()
 
 
@@ -171,10 +178,10 @@ def reassign_task(case_id: int, task_id: str) -> Any:
     try:
         row = uow.perform(sessions(), "reassign_task", tasklist.reassign, user, case_id, task_id, officer, user=user)
     except Refused as refused:
-        flash(localize(refused.message), "error")
+        flash_message(refused.message, "error")
         return _back_to_list()
-    flash(_("“%(task)s” in case %(number)s is now with %(officer)s.", task=fmt_words(row.title), number=row.case_number,
-            officer=officer), "success")
+    flash_message(M_("“%(task)s” in case %(number)s is now with %(officer)s.", task=M_(words(row.title)),
+                     number=row.case_number, officer=officer), "success")
     return _back_to_list()
 
 
@@ -214,7 +221,8 @@ def task(case_id: int, task_id: str) -> Any:
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
                             lock_version=expected, status=422)
-    flash(_("Done: “%(task)s” in case %(number)s.", task=fmt_words(view.name), number=view.case_number), "success")
+    flash_message(M_("Done: “%(task)s” in case %(number)s.", task=M_(words(view.name)), number=view.case_number),
+                  "success")
     return redirect(url_for("officer.case", case_id=case_id))
 
 
@@ -290,7 +298,8 @@ def new_case() -> Any:
     except Refused as refused:
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
                                field_errors=refused.field_errors, **context), 422
-    flash(_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number), "success")
+    flash_message(M_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number),
+                  "success")
     return redirect(url_for("officer.case", case_id=case.id))
 
 
@@ -336,14 +345,14 @@ def case(case_id: int) -> Any:
     return _case_page(case_id)
 
 
-def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: str, values: dict[str, str],
+def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, values: dict[str, str],
               **kwargs: Any) -> Any:
     user = me()
     try:
         uow.perform(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
         return _case_page(case_id, status=422, action=action, error=refused.message, values=values)
-    flash(done, "success")
+    flash_message(done, "success")
     return redirect(url_for("officer.case", case_id=case_id))
 
 
@@ -352,7 +361,7 @@ def file_objection(case_id: int) -> Any:
     """The secretary records an objection (a claim of ownership) during the notice period."""
     objector = request.form.get("objector", "").strip()
     return _case_act(case_id, "file_objection", cases.file_objection, objector,
-                     done=_("The objection of %(name)s was recorded.", name=objector), values={"objector": objector})
+                     done=M_("The objection of %(name)s was recorded.", name=objector), values={"objector": objector})
 
 
 @bp.route("/cases/<int:case_id>/appeals", methods=["POST"])
@@ -360,7 +369,7 @@ def file_appeal(case_id: int) -> Any:
     """The secretary records an appeal against the Panchayat's decision."""
     appellant = request.form.get("appellant", "").strip()
     return _case_act(case_id, "file_appeal", cases.file_appeal, appellant,
-                     done=_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant})
+                     done=M_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant})
 
 
 @bp.route("/cases/<int:case_id>/animal-events", methods=["POST"])
@@ -370,8 +379,8 @@ def record_animal_event(case_id: int) -> Any:
     raw = request.form.get("animal", "")
     position = whole_number(raw)
     return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
-                     done=(_("The death of animal %(num)s was recorded.", num=raw) if kind == "death"
-                           else _("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
+                     done=(M_("The death of animal %(num)s was recorded.", num=raw) if kind == "death"
+                           else M_("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
 
 
 @bp.route("/cases/<int:case_id>/births", methods=["POST"])
@@ -381,7 +390,7 @@ def record_birth(case_id: int) -> Any:
     values = {k: request.form.get(k, "") for k in ("mother", "born_on", "calf_description", "calf_tag")}
     return _case_act(case_id, "record_birth", cases.record_animal_event, "birth", position=whole_number(raw),
                      born_on=values["born_on"].strip() or None, calf_description=values["calf_description"],
-                     calf_tag=values["calf_tag"], done=_("The birth of a calf to animal %(num)s was recorded.", num=raw),
+                     calf_tag=values["calf_tag"], done=M_("The birth of a calf to animal %(num)s was recorded.", num=raw),
                      values=values)
 
 
@@ -398,7 +407,7 @@ def reverse_entry(case_id: int) -> Any:
         return _case_page(case_id, status=422, action="reverse_entry", values=values,
                           error=_("Choose the ledger entry to reverse."))
     return _case_act(case_id, "reverse_entry", ledger.reverse, entry_id, reason,
-                     done=_("Entry %(num)s was reversed.", num=entry_id), values=values)
+                     done=M_("Entry %(num)s was reversed.", num=entry_id), values=values)
 
 
 @bp.route("/cases/<int:case_id>/notice")
@@ -429,8 +438,8 @@ def inbox_read() -> Any:
     raw = request.form.get("id", "")
     notification_id = whole_number(raw)
     if notification_id is None and not request.form.get("all"):
-        flash(_("Choose a notification to mark as read."), "error")
+        flash_message(M_("Choose a notification to mark as read."), "error")
         return redirect(url_for("officer.inbox"))
     uow.perform(sessions(), "mark_read", notifications.mark_read, user, notification_id)
-    flash(_("Marked as read.") if notification_id else _("All notifications marked as read."), "success")
+    flash_message(M_("Marked as read.") if notification_id else M_("All notifications marked as read."), "success")
     return redirect(url_for("officer.inbox"))

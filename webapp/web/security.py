@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, flash, redirect, render_template, url_for
+from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import NotPermitted
-from flask_babel import gettext as _
-
-from ..i18n import M_
+from ..i18n import M_, flash_message
 from ..services import uow, users
 from ..store.models import User
 
@@ -48,5 +46,5 @@ def tokens() -> Any:
 def revoke(token_id: int) -> Any:
     """Revoke one token (CSRF-protected form); 404 when unknown or outside the scope."""
     uow.perform(sessions(), "revoke_token", users.revoke_token, token_id, _admin())
-    flash(_("API token %(id)s revoked: it no longer works.", id=token_id), "success")
+    flash_message(M_("API token %(id)s revoked: it no longer works.", id=token_id), "success")
     return redirect(url_for("security.tokens"))
