@@ -187,3 +187,43 @@ def test_a_control_character_in_a_task_form_is_named_by_the_forms_title(client, 
     assert "पूरे लॉट का पूरा मूल्य (₹) में एक नियंत्रण वर्ण (U+0000) है" in text_of(page)
     with sessions() as session:
         assert casefile.load(session.get(Case, case_id).file_json).notice is None
+
+
+# -- a form with several mistakes shows them all ------------------------------------------------------
+
+def field_error_texts(page) -> dict[str, str]:
+    import lxml.html
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    return {p.get("id", "animals-error").removesuffix("-error"): " ".join(p.text_content().split())
+            for p in doc.xpath("//p[@class='field-error']")}
+
+
+def test_an_empty_new_case_form_shows_every_field_error_at_once_in_english_and_hindi(client, sessions, virtual_clock):
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    login(client, "pk")
+    empty = {"impounded_at": "", "place_seized": "", "place_impounded": "", "nearest_village": ""}
+    page = client.post("/cases/new", data=empty)
+    assert page.status_code == 422
+    assert field_error_texts(page) == {"impounded_at": "not a date and time", "place_seized": "this field is required",
+                                       "place_impounded": "this field is required",
+                                       "nearest_village": "this field is required", "animals": "no animals"}
+    assert ("the form has errors: the time of impoundment must be a valid date and time (in the API with its UTC "
+            "offset, e.g. 2026-01-05T10:00:00+05:30); the place seized is required; the place impounded is required; "
+            "the village nearest the place of seizure is required; record at least one animal") in text_of(page)
+    hindi(client)
+    page = client.post("/cases/new", data=empty)
+    assert page.status_code == 422
+    assert field_error_texts(page) == {"impounded_at": "दिनांक और समय नहीं", "place_seized": "यह जानकारी आवश्यक है",
+                                       "place_impounded": "यह जानकारी आवश्यक है",
+                                       "nearest_village": "यह जानकारी आवश्यक है", "animals": "कोई पशु नहीं"}
+    assert "प्रपत्र में त्रुटियाँ हैं: " in text_of(page) and "पकड़ने का स्थान आवश्यक है" in text_of(page)
+    assert case_count(sessions) == 0
+
+
+def test_one_mistake_is_refused_with_its_own_message(sessions, officers, virtual_clock):
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    with pytest.raises(Refused) as refused:
+        uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
+                    **{**CASE, "impounded_at": at(CASE["impounded_at"]), "animals": []})
+    assert str(refused.value.message) == "record at least one animal"
+    assert refused.value.field_errors == {"animals": "no animals"}

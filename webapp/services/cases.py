@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -278,25 +278,11 @@ def _text(value: Any, label: str, field: str) -> str:
     return text
 
 
-def start_case(session: Session, user: User, *, impounded_at: datetime | str, place_seized: str,
-               place_impounded: str, nearest_village: str, animals: list[dict[str, Any]],
-               tariff: dict[str, dict[str, Decimal]] | None = None) -> Case:
-    """The pound keeper records impounded cattle: a new case on the current process version.
-
-    Args:
-        impounded_at: the instant of impoundment (offset-aware; not in the future).
-        animals: ``[{"species", "description", "tag" (optional)}]``, one or more.
-        tariff: fine and feeding per species (rupees); default: the tariff in force on the local
-            impoundment day in the Panchayat's zone (webapp.services.tariffs.for_case).
-    Returns:
-        the case, with its 3-day release timer armed.
-    Raises:
-        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field.
-    """
-    _require_role(user, "pound_keeper")
-    panchayat = session.get(Panchayat, user.panchayat_id)
+def _impounded_instant(value: datetime | str) -> datetime:
+    """The instant of impoundment: a valid date and time, not in the future, at most
+    :data:`MAX_AGE_DAYS` days ago. Raises Refused naming the problem."""
     try:
-        when = legal_time.parse_instant(impounded_at)
+        when = legal_time.parse_instant(value)
     except (ValueError, TypeError):
         raise Refused(M_("the time of impoundment must be a valid date and time (in the API with its UTC offset, "
                       "e.g. 2026-01-05T10:00:00+05:30)"), {"impounded_at": M_("not a date and time")}) from None
@@ -305,7 +291,11 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     if when < clock.now() - timedelta(days=MAX_AGE_DAYS):
         raise Refused(M_("the time of impoundment is more than %(days)s days ago; check the date", days=MAX_AGE_DAYS),
                       {"impounded_at": M_("too long ago")})
-    tariff = tariff or tariffs.for_case(session, panchayat, when)  # in force on the local impoundment day
+    return when
+
+
+def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list[Animal]:
+    """The impounded animals (one or more) priced by ``tariff``. Raises Refused at the first problem."""
     if not animals:
         raise Refused(M_("record at least one animal"), {"animals": M_("no animals")})
     if not isinstance(animals, list):
@@ -339,15 +329,61 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                                                 "animals"),
                               tag=tag, fine=Decimal(str(tariff[species]["fine"])),
                               feeding_per_day=Decimal(str(tariff[species]["feeding_per_day"]))))
+    return records
+
+
+def start_case(session: Session, user: User, *, impounded_at: datetime | str, place_seized: str,
+               place_impounded: str, nearest_village: str, animals: list[dict[str, Any]],
+               tariff: dict[str, dict[str, Decimal]] | None = None) -> Case:
+    """The pound keeper records impounded cattle: a new case on the current process version.
+
+    Args:
+        impounded_at: the instant of impoundment (offset-aware; not in the future).
+        animals: ``[{"species", "description", "tag" (optional)}]``, one or more.
+        tariff: fine and feeding per species (rupees); default: the tariff in force on the local
+            impoundment day in the Panchayat's zone (webapp.services.tariffs.for_case).
+    Returns:
+        the case, with its 3-day release timer armed.
+    Raises:
+        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field.
+    """
+    _require_role(user, "pound_keeper")
+    panchayat = session.get(Panchayat, user.panchayat_id)
+    # every field is checked, so that a form with several mistakes shows them all at once
+    refusals: list[Refused] = []
+
+    def checked(check: Callable[[], Any]) -> Any:
+        try:
+            return check()
+        except Refused as refused:
+            refusals.append(refused)
+            return None
+
+    when = checked(lambda: _impounded_instant(impounded_at))
+    places = {field: checked(lambda value=value, label=label, field=field: _text(value, label, field))
+              for field, value, label in (("place_seized", place_seized, M_("the place seized")),
+                                          ("place_impounded", place_impounded, M_("the place impounded")),
+                                          ("nearest_village", nearest_village,
+                                           M_("the village nearest the place of seizure")))}
+    # the tariff in force on the local impoundment day (today's, to check the species, when the day is wrong)
+    records = checked(lambda: _animal_records(animals, tariff or tariffs.for_case(session, panchayat,
+                                                                                  when or clock.now())))
+    if len(refusals) == 1:
+        raise refusals[0]
+    if refusals:
+        field_errors: dict[str, Any] = {}
+        for refused in refusals:
+            for field, error in refused.field_errors.items():
+                field_errors.setdefault(field, error)
+        raise Refused(M_("the form has errors: %(summary)s",
+                         summary=message_list([refused.message for refused in refusals], "; ")), field_errors)
     version = repository.current(session)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
     panchayat.case_sequence += 1
     number = f"{panchayat.code}/{impounded_on.year}/{panchayat.case_sequence:04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
-                  place_seized=_text(place_seized, M_("the place seized"), "place_seized"),
-                  place_impounded=_text(place_impounded, M_("the place impounded"), "place_impounded"),
-                  nearest_village=_text(nearest_village, M_("the village nearest the place of seizure"),
-                                        "nearest_village"),
+                  place_seized=places["place_seized"], place_impounded=places["place_impounded"],
+                  nearest_village=places["nearest_village"],
                   animals=records, appeal_period_days=panchayat.appeal_period_days,
                   return_period_days=panchayat.return_period_days)
     now = clock.now()
