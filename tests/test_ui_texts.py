@@ -10,6 +10,7 @@ from webapp.services import demo
 from webapp.store.models import User
 
 from .conftest import FAST_HASH, PASSWORD
+from .test_monitoring import fired_three  # noqa: F401 - a fixture
 from .test_web_pages import text_of
 
 DEMO_PASSWORD = "demo password 2026"
@@ -92,3 +93,12 @@ def test_a_flash_is_shown_in_the_language_of_the_page_that_shows_it(client, sess
     assert client.post("/language", data={"lang": "en", "next": "/tasks"}).status_code == 302
     assert "Case RMP/2026/0001 opened: the 3-day release window has started." in text_of(client.get("/tasks"))
 
+
+def test_the_timer_lag_page_names_each_timer_in_hindi(client, fired_three):  # noqa: F811 - the fixture
+    assert client.post("/login", data={"username": "admin", "password": PASSWORD}).status_code == 302
+    assert client.post("/language", data={"lang": "hi", "next": "/admin/timers"}).status_code == 302
+    html = client.get("/admin/timers").get_data(as_text=True)
+    rows = html.split('<table class="list" id="firings">')[1].split("</table>")[0].split("<tr>")[2:]
+    assert len(rows) == 3
+    for row in rows:
+        assert "छुड़ाने की अवधि समाप्त (3 दिन)" in row and "Release window ends" not in row
