@@ -227,3 +227,23 @@ def test_one_mistake_is_refused_with_its_own_message(sessions, officers, virtual
                     **{**CASE, "impounded_at": at(CASE["impounded_at"]), "animals": []})
     assert str(refused.value.message) == "record at least one animal"
     assert refused.value.field_errors == {"animals": "no animals"}
+
+
+@pytest.mark.parametrize("username, display_name, message", [
+    ("\u200b", None, "a user name of 1 to 80 characters is required"),
+    ("ram\nlal", None, "the user name must be on one line; remove the line break and send it again"),
+    ("ramlal", "Ram\u2028Lal", "the display name must be on one line; remove the line break and send it again"),
+    ("ramlal", "Ram\x00Lal", "the display name contains a control character (U+0000); remove it and send it again"),
+])
+def test_a_user_name_or_display_name_that_is_blank_or_spans_lines_is_refused(sessions, officers, username,
+                                                                             display_name, message):
+    from webapp.services import users
+    from webapp.store.models import User
+    with sessions() as session:
+        count = session.query(User).count()
+        with pytest.raises(Refused) as refused:
+            users.create_user(session, username, "long enough password", "secretary", display_name=display_name,
+                              panchayat_code="RMP")
+        assert str(refused.value.message) == message
+        session.rollback()
+        assert session.query(User).count() == count

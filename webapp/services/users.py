@@ -76,8 +76,12 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     """
     if role not in ROLES:
         raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
-    if not username or len(username) > 80:
+    if not isinstance(username, str) or textguard.is_blank(username) or len(username) > 80:
         raise Refused(M_("a user name of 1 to 80 characters is required"))
+    for field, text, label in (("username", username, M_("the user name")),
+                               ("display_name", display_name or "", M_("the display name"))):
+        textguard.check(text, field, label)
+        textguard.check_one_line(text, field, label)
     if session.scalar(select(User).where(User.username == username)) is not None:
         raise Refused(M_("the user %(name)s already exists", name=username))
     if len(password) < 8:
