@@ -1,9 +1,12 @@
-"""Every scenario in tests/scenarios runs through the real diagram, engine and services."""
+"""Every scenario in tests/scenarios runs through the real diagram, engine and services; every file in
+tests/scenarios/invalid is refused as a whole (exit 2) with a message naming the field."""
 
 from __future__ import annotations
 
 import pytest
+from click.testing import CliRunner
 
+from webapp.cli import main
 from webapp.simulate import load_scenario, run_scenario
 
 from .conftest import SCENARIOS
@@ -11,6 +14,49 @@ from .conftest import SCENARIOS
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_scenario_expectations_hold(path):
-    outcome = run_scenario(load_scenario(path))
+    scenario = load_scenario(path)
+    assert "outcome" in scenario.expect, "every scenario states the outcome it must reach"
+    outcome = run_scenario(scenario)
     assert outcome.mismatches == []
-    assert outcome.result["outcome"] != "pending"
+    assert outcome.result["outcome"] == scenario.expect["outcome"]
+
+
+INVALID = {  # file -> the part of the message that names the field and the fault
+    "x01-record-death-unknown-tag": "steps[2] (record_death): no animal has the tag 'RJ-X9'",
+    "x02-step-time-without-offset": "steps[2].at: '2026-01-10T11:00:00' is not a date and time with a UTC offset",
+    "x03-missing-impounded-at": "case: missing key: impounded_at",
+    "x04-unquoted-decimal-amount": "steps[2].amount: write amounts as quoted strings",
+    "x05-unknown-species": "case.animals[2]: species 'elephant' has no tariff",
+    "x06-unknown-action": "steps[2].do: unknown action 'auction_close'",
+    "x07-duplicate-tag": "case.animals: tags must be unique",
+    "x08-escape-animal-position-out-of-range": "steps[2] (record_escape): animal must be a position from 1 to 2",
+    "x09-unknown-expect-key": "expect.fees: unknown key(s): penalty",
+    "x10-impounded-at-without-offset": "case.impounded_at: '2026-01-05T10:00:00' is not a date and time with a UTC offset",
+    "x11-species-missing-from-tariff": "case.animals[2]: species 'goat' has no tariff",
+    "x12-unquoted-decimal-tariff": "tariff.cow.feeding_per_day: write amounts as quoted strings",
+    "x13-bid-missing-bidder": "steps[2] (bid): missing field(s): bidder",
+    "x14-unknown-species-with-tariff": "tariff: unknown species 'elephant'",
+    "x15-steps-out-of-order": "steps[2]: steps must be in time order",
+    "x16-unknown-setting": "settings: unknown key(s): appeal_days",
+    "x17-unknown-timezone": "timezone: unknown time zone 'Mars/Olympus'",
+    "x18-unknown-top-key": "unknown key(s): panchayat",
+}
+
+
+def test_every_invalid_file_has_its_expected_message():
+    assert sorted(p.stem for p in (SCENARIOS / "invalid").glob("*.yaml")) == sorted(INVALID)
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_an_invalid_file_is_refused_naming_the_field(name):
+    result = CliRunner().invoke(main, ["simulate", str(SCENARIOS / "invalid" / f"{name}.yaml")])
+    assert result.exit_code == 2, result.output
+    assert f"invalid scenario {SCENARIOS / 'invalid' / name}.yaml: {INVALID[name]}" in result.output, result.output
+
+
+def test_one_invalid_file_in_a_batch_runs_nothing():
+    result = CliRunner().invoke(main, ["simulate", str(SCENARIOS / "s1-no-objection-full-price.yaml"),
+                                       str(SCENARIOS / "invalid" / "x06-unknown-action.yaml")])
+    assert result.exit_code == 2
+    assert "steps[2].do: unknown action 'auction_close'" in result.output
+    assert "all expectations held" not in result.output
