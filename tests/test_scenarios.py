@@ -60,3 +60,15 @@ def test_one_invalid_file_in_a_batch_runs_nothing():
     assert result.exit_code == 2
     assert "steps[2].do: unknown action 'auction_close'" in result.output
     assert "all expectations held" not in result.output
+
+
+def test_a_timer_due_at_a_steps_instant_comes_first_in_the_timeline():
+    """p45: the appeal window ends at 00:00 IST of 2026-10-16 and three acts follow at that instant;
+    the timeline lists the timer and what it caused, then the acts, in the order they happened."""
+    result = run_scenario(load_scenario(SCENARIOS / "p45-return-and-deliver-at-final-instant.yaml"))
+    assert result.mismatches == []
+    that_instant = [(e["kind"], e["name"]) for e in result.timeline if e["at"] == "2026-10-16T00:00:00+05:30"]
+    assert that_instant == [
+        ("timer", "Appeal period ends"), ("notification", "outcome_final"), ("notification", "period_ended"),
+        ("task", "Take cattle back from buyer"), ("task", "Deliver cattle to objector"),
+        ("notification", "feeding_charges_due"), ("task", "Pay feeding charges"), ("notification", "case_closed")]

@@ -521,11 +521,9 @@ def _result(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _timeline(session, case: Case, tz: str) -> list[dict[str, Any]]:
     events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id,
-                                                     CaseEvent.kind.in_(("task", "timer", "refusal", "notification")))
-                             .order_by(CaseEvent.at, CaseEvent.id))
+                                                     CaseEvent.kind.in_(("task", "timer", "refusal", "notification"))))
     from zoneinfo import ZoneInfo
-    # at one instant, a timer comes before what its firing caused
-    ordered = sorted(events, key=lambda e: (e.at, e.kind != "timer", e.id))
+    ordered = cases.in_order(events)  # a timer due at a step's instant comes before the step
     timeline = []
     for e in ordered:
         entry = {"at": e.at.astimezone(ZoneInfo(tz)).isoformat(timespec="seconds"), "kind": e.kind, "name": e.name,

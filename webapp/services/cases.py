@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -667,7 +667,17 @@ def summary(session: Session, case: Case) -> dict[str, Any]:
 
 
 def history(session: Session, case: Case) -> list[CaseEvent]:
-    """The case's history in time order, rows of one instant in the order they were written (a
-    timer before what its firing caused: :meth:`CaseRun.run`)."""
-    return list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
-                                .order_by(CaseEvent.at, CaseEvent.id)))
+    """The case's history rows (:class:`CaseEvent`) in the order of :func:`in_order`."""
+    return in_order(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)))
+
+
+def in_order(rows: Iterable[CaseEvent]) -> list[CaseEvent]:
+    """History rows in time order by the whole second (UTC), and within one second in the order
+    they were written (their ids).
+
+    Rows are written as things happen, so within a second the order of writing is the true order:
+    a timer before what its firing caused (:meth:`CaseRun.run`), and a timer fired just past its
+    due instant before an act at that very instant (the simulator fires a timer due at a step's
+    ``at`` with its clock a microsecond past the due instant, then sets the clock back to ``at``
+    for the step, scenarios/FORMAT.md)."""
+    return sorted(rows, key=lambda row: (row.at.replace(microsecond=0), row.id))

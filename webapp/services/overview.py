@@ -24,8 +24,8 @@ from ..casefile import CaseFile
 from ..i18n import message_from_json
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
-from ..store.models import Case, CaseEvent, LedgerEntry, ProcessVersion, User
-from . import ledger, rules
+from ..store.models import Case, LedgerEntry, ProcessVersion, User
+from . import cases, ledger, rules
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 ZERO = Decimal("0.00")
@@ -253,11 +253,10 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
 
 
 def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[AuditRow]:
-    """Every history row of the case in time order, rows of one instant in the order they were
-    written (a timer before what its firing caused), with the acting officer's name and role, the
-    data recorded and the clause of the element."""
-    events = list(session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id)
-                                  .order_by(CaseEvent.at, CaseEvent.id)))
+    """Every history row of the case in the order of :func:`cases.in_order` (time, and within a
+    second the order written), with the acting officer's name and role, the data recorded and the
+    clause of the element."""
+    events = cases.history(session, case)
     user_ids = {e.actor_user_id for e in events if e.actor_user_id}
     names = {u.id: u.display_name for u in session.scalars(select(User).where(User.id.in_(user_ids)))} \
         if user_ids else {}
