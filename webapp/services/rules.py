@@ -9,7 +9,7 @@ the due instants of the diagram's own timers (recorded in ``case_file.timers``).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
 import jsonschema
@@ -149,7 +149,7 @@ def _deadline(cf: CaseFile, timer_id: str, at: datetime, what: str) -> None:
     due = cf.timers.get(timer_id)
     if due and at >= legal_time.parse_instant(due):
         last = legal_time.day_before_instant(due, cf.timezone)
-        raise DeadlinePassed(M_("%(what)s ended on %(day)s (last day %(day)s)", what=what, day=last),
+        raise DeadlinePassed(M_("%(what)s ended on %(day)s", what=what, day=last),
                              last_day=fmt_day(last))
 
 
@@ -280,3 +280,69 @@ def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
 def _return_by_objector(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
     _deadline(cf, "bt_return_deadline", at, M_("the period to return the cattle"))
     return data
+
+
+# -- why a task is not open ------------------------------------------------------------------------
+
+def why_not_open(element_id: str, cf: CaseFile, at: datetime) -> Any | None:
+    """Why the officer's task ``element_id`` (e.g. ``ut_order_stand``) is not open in the case at
+    instant ``at``, from the case file: a message naming what must happen first and, where a
+    period is still running, its last day (a local date), as RULE130.md asks of every refusal.
+    None when the case file gives no reason (the caller says only that the task is not open).
+    """
+    today = legal_time.local_day(at, cf.timezone)
+    notice, auction = cf.notice, (cf.auctions[-1] if cf.auctions else None)
+    if element_id == "ut_publish_notice":
+        if notice is not None:
+            return M_("the notice was already published on %(day)s", day=notice.published_on)
+        release = cf.timers.get("bt_release_window")
+        if release and at < legal_time.parse_instant(release):
+            return M_("the notice is published after the release window, whose last day is %(day)s",
+                      day=legal_time.day_before_instant(release, cf.timezone))
+    elif element_id == "ut_record_bid":
+        if notice is None:
+            return M_("no notice has been published yet; bids are taken in the conditional auction opened with it")
+    elif element_id == "ut_order_stand":
+        if notice is None:
+            return M_("no notice has been published yet")
+        if cf.order_auction_stand_on is not None:
+            return M_("the order was already made on %(day)s", day=cf.order_auction_stand_on)
+        if cf.objections:
+            return M_("an objection was filed; the Panchayat decides the ownership claim instead (Rule 130(c))")
+        if today <= notice.last_day:
+            return M_("the order is made after the objection period, whose last day is %(day)s",
+                      day=notice.last_day)
+    elif element_id == "ut_decide_unsold":
+        if auction is None:
+            return M_("no conditional auction has been held yet")
+        if auction.status == "open":
+            return M_("the conditional auction is still open; its last day is %(day)s", day=auction.last_day)
+        if cf.sale is not None:
+            return M_("the cattle were sold on %(day)s", day=cf.sale.day)
+    elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
+        if cf.final_on is None:
+            return _not_final_yet(cf, today)
+    return None
+
+
+def _not_final_yet(cf: CaseFile, today: date) -> Any | None:
+    """Why the Panchayat's decision is not final on ``today``: an appeal to decide, or the later of
+    the appeal window and the objection period still running (RULE130.md (d), (e) and the appeal
+    proviso), named with its last day."""
+    if cf.appeals and cf.appeals[-1].decision is None:
+        return M_("an appeal against the decision is pending")
+    running = []
+    if cf.decision_on is not None:
+        running.append((cf.decision_on + timedelta(days=cf.appeal_period_days),
+                        M_("the decision becomes final after the appeal window, whose last day is %(day)s",
+                           day=cf.decision_on + timedelta(days=cf.appeal_period_days))))
+    if cf.notice is not None:
+        running.append((cf.notice.last_day,
+                        M_("the decision becomes final after the objection period, whose last day is %(day)s",
+                           day=cf.notice.last_day)))
+    running = [(day, why) for day, why in running if today <= day]
+    if running:
+        return max(running, key=lambda item: item[0])[1]
+    if cf.decision_on is None:
+        return M_("the Panchayat has not decided the case yet")
+    return None

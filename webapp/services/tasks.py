@@ -175,6 +175,10 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
     run.run()  # timers due before this act fire first
     task = find()
     if task is None or task.state != TaskState.READY:
+        why = rules.why_not_open(task_spec.bpmn_id, run.cf, clock.now())
+        if why is not None:
+            raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now: %(why)s",
+                             bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number, why=why))
         raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now", bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number))
     tasklist.check_holder(session, run.case, str(task.id), user)  # claimed by another officer: 409
     runtime.complete_user_task(run.wf, task, cleaned)
