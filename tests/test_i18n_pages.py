@@ -162,8 +162,8 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
         task_ids = {(case_id, t.task_id) for case_id in case_ids
                     for t in tasks.case_tasks(session, session.get(Case, case_id))}
         # each document is kept in the language it was issued in: the Hindi ones are crawled here
-        document_ids = set(session.execute(select(CaseDocument.case_id, CaseDocument.id)
-                                           .where(CaseDocument.language == "hi")).tuples())
+        document_ids = {(case_id, document_id) for case_id, document_id in session.execute(
+            select(CaseDocument.case_id, CaseDocument.id).where(CaseDocument.language == "hi"))}
     assert incident_ids and len(version_ids) == 3 and len(case_ids) == 5
     assert len(task_ids) >= 5  # appeal, remittance, record bid, release, and the order on the dispatched case
     assert document_ids  # the notices, receipts and orders of the cases above

@@ -334,7 +334,7 @@ def _not_final_yet(cf: CaseFile, today: date) -> Any | None:
     running = []
     if cf.decision_on is not None:
         running.append((cf.decision_on + timedelta(days=cf.appeal_period_days),
-                        M_("the decision becomes final after the appeal window, whose last day is %(day)s",
+                        M_("the decision becomes final after the appeal period, whose last day is %(day)s",
                            day=cf.decision_on + timedelta(days=cf.appeal_period_days))))
     if cf.notice is not None:
         running.append((cf.notice.last_day,

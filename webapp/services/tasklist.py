@@ -36,7 +36,8 @@ from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 
 READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
-STATUSES = ("ready", "overdue", "escalated", "mine", "unclaimed", "completed", "cancelled")
+STATUSES = (N_("ready"), N_("overdue"), N_("escalated"), N_("mine"), N_("unclaimed"), N_("completed"),
+            N_("cancelled"))  # marked for the catalogue: a refusal lists them, translated
 ESCALATION_OPERATION = "notify.task_escalated"  # the diagram's escalation path (handlers.notify)
 DEFAULT_TZ = "Asia/Kolkata"
 PAGE_SIZE = 100
