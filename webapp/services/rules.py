@@ -9,7 +9,7 @@ the due instants of the diagram's own timers (recorded in ``case_file.timers``).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any, Callable
 
 import jsonschema
@@ -331,11 +331,13 @@ def _not_final_yet(cf: CaseFile, today: date) -> Any | None:
     proviso), named with its last day."""
     if cf.appeals and cf.appeals[-1].decision is None:
         return M_("an appeal against the decision is pending")
+    from .cases import appeal_last_day  # cases imports this module
+
     running = []
-    if cf.decision_on is not None:
-        running.append((cf.decision_on + timedelta(days=cf.appeal_period_days),
-                        M_("the decision becomes final after the appeal period, whose last day is %(day)s",
-                           day=cf.decision_on + timedelta(days=cf.appeal_period_days))))
+    appeal_last = appeal_last_day(cf)
+    if appeal_last is not None:
+        running.append((appeal_last, M_("the decision becomes final after the appeal period, whose last day is %(day)s",
+                                        day=appeal_last)))
     if cf.notice is not None:
         running.append((cf.notice.last_day,
                         M_("the decision becomes final after the objection period, whose last day is %(day)s",
