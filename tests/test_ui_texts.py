@@ -102,3 +102,28 @@ def test_the_timer_lag_page_names_each_timer_in_hindi(client, fired_three):  # n
     assert len(rows) == 3
     for row in rows:
         assert "छुड़ाने की अवधि समाप्त (3 दिन)" in row and "Release window ends" not in row
+
+
+def test_hindi_sentences_on_the_case_process_and_task_pages_end_with_the_danda(demo_client):
+    """A sentence that ends with a name, a day or a to-do line from the diagram ends with "।" in
+    Hindi and "." in English (whole sentences in the catalogue, ``full_stop`` for the to-do line)."""
+    import re
+
+    assert demo_client.post("/login", data={"username": "secretary", "password": DEMO_PASSWORD}).status_code == 302
+    english = text_of(demo_client.get("/cases/1"))
+    assert re.search(r"Active now: Publish notice and open conditional auction\. Waiting for: [^.]+\.", english)
+    tasks = demo_client.get("/tasks").get_data(as_text=True)
+    assert re.search(r"<br>[^<]+\.</td>", tasks)
+    assert demo_client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    hindi = text_of(demo_client.get("/cases/1"))
+    active = re.search(r"अभी चालू: ([^।]+)। प्रतीक्षा: ([^।]+)।", hindi)
+    assert active is not None and not active.group(1).endswith(".") and not active.group(2).endswith(".")
+    tasks = demo_client.get("/tasks").get_data(as_text=True)
+    todo = re.findall(r"<br>([^<]+)</td>", tasks)
+    assert todo and all(line.endswith("।") and not line.endswith(".।") for line in todo), todo
+    assert demo_client.post("/logout").status_code in (302, 303)
+    assert demo_client.post("/login", data={"username": "admin", "password": DEMO_PASSWORD}).status_code == 302
+    assert "— bundled Rule 130 process." in text_of(demo_client.get("/processes/current"))
+    assert demo_client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    process = text_of(demo_client.get("/processes/current"))
+    assert "— साथ में दी गई नियम 130 की प्रक्रिया।" in process

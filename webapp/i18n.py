@@ -224,7 +224,7 @@ def compile_catalogues(directory: Path = TRANSLATIONS_DIR) -> list[Path]:
 def init_app(app: Any) -> None:
     """Install Flask-Babel on ``app`` (locale from :func:`select_language`), compile stale
     catalogues, and register the template filters ``day``, ``when``, ``rupees`` and ``dayfirst``
-    and the globals ``languages`` and ``current_language``."""
+    and the globals ``languages``, ``current_language``, ``return_path`` and ``full_stop``."""
     from flask_babel import Babel
 
     try:
@@ -238,7 +238,14 @@ def init_app(app: Any) -> None:
                                listing=format_listing, translate=translate,
                                datum=format_datum, clause=format_clause, memo=retranslate, flashed=flashed)
     app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
-                                  return_path=return_path)
+                                  return_path=return_path, full_stop=full_stop)
+
+
+def full_stop(language: str | None = None) -> str:
+    """The sentence's full stop in ``language`` (default: the current request's): the danda "।"
+    in Hindi, "." otherwise — for a sentence that ends with text not from the catalogue (e.g. a
+    task's to-do line, written in the diagram)."""
+    return "।" if (language or current_language()) == "hi" else "."
 
 
 def translate(message: str) -> str:
