@@ -18,7 +18,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from webapp.errors import NotPermitted, Refused
+from webapp.errors import InvalidDiagram, NotPermitted, Refused
 from webapp.services import cases, migration, notifications, repository, versions
 from webapp.store.models import Case, CaseEvent, ProcessAudit, ProcessVersion
 
@@ -141,6 +141,22 @@ def test_a_deploy_keeps_its_files_byte_for_byte_and_is_in_the_audit_trail(sessio
         (2, True, "reminders", "admin"), (1, False, "bundled Rule 130 process", "tests")]
     assert listed[0].content_hash == v2.content_hash and len(listed[0].files) == 13
     assert trail == [("deploy", "admin", None, 2, "reminders"), ("deploy", "tests", None, 1, "bundled Rule 130 process")]
+
+
+@pytest.mark.parametrize("note, message", [
+    ("bad\x01note", "the note contains a control character (U+0001); remove it and deploy again"),
+    ("x" * 2001, "the note is longer than 2000 characters"),
+])
+def test_a_deploy_note_with_a_control_character_or_too_long_is_refused_and_nothing_is_stored(sessions, note, message):
+    bpmn, forms, raw = version_2()
+    with sessions() as session:
+        with pytest.raises(InvalidDiagram) as refused:
+            repository.deploy(session, bpmn, forms, "admin", note, form_bytes=raw)
+        session.rollback()
+        assert str(refused.value.message) == message
+        assert [v.version for v in session.scalars(select(ProcessVersion))] == [1]
+        version, created = repository.deploy(session, bpmn, forms, "admin", "  reminders\n", form_bytes=raw)
+        assert (version.version, version.note, created) == (2, "reminders", True)
 
 
 def test_the_diff_lists_elements_added_removed_and_changed_by_id(sessions):

@@ -279,9 +279,6 @@ def deploy(session: Session, user: User, process_id: str, submission: Submission
         deployable, problems = check(submission, process_id)
         errors = [p for p in problems if p.severity == "error"]
         raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(errors)), errors)
-    note = (note or "").strip()
-    if len(note) > 2000:
-        raise InvalidDiagram(M_("the note is longer than 2000 characters"))
     return repository.deploy(session, submission.bpmn_xml, submission.forms, user.username, note, process_id)
 
 

@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session
 
 import handlers
 
-from .. import clock
+from .. import clock, textguard
 from ..engine import runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
-from ..errors import NotFound
+from ..errors import InvalidDiagram, NotFound
 from ..i18n import M_
 from ..store.models import ProcessVersion
 from . import versions
@@ -62,8 +62,10 @@ def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_b
     Returns:
         (version, created): ``created`` is False when identical content was already deployed.
     Raises:
-        InvalidDiagram: the diagram or a form cannot run.
+        InvalidDiagram: the diagram or a form cannot run, or the note is longer than 2,000
+            characters or holds a control character (nothing is stored).
     """
+    note = check_note(note)
     parsed = check(bpmn_xml, forms, process_id)
     existing = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id,
                                                            ProcessVersion.content_hash == parsed.content_hash)
@@ -81,6 +83,25 @@ def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_b
     session.flush()
     versions.record_deploy(session, version, form_bytes=form_bytes, bpmn_bytes=bpmn_xml)
     return version, True
+
+
+NOTE_LIMIT = 2000
+
+
+def check_note(note: str | None) -> str:
+    """A deploy note as stored: stripped of surrounding blanks.
+
+    Raises:
+        InvalidDiagram: longer than 2,000 characters, or holding a control character (named).
+    """
+    note = (note or "").strip()
+    if len(note) > NOTE_LIMIT:
+        raise InvalidDiagram(M_("the note is longer than 2000 characters"))
+    code = textguard.first_control(note)
+    if code is not None:
+        raise InvalidDiagram(M_("the note contains a control character (%(code)s); remove it and deploy again",
+                                code=code))
+    return note
 
 
 def read_bundled() -> tuple[bytes, dict[str, dict]]:
