@@ -86,6 +86,9 @@ def test_cli_lists_versions_diffs_and_migrates_with_exit_codes(drive, sessions, 
     assert (redeployed.exit_code, redeployed.output) == (
         0, "deployed rule130_case version 3 (redeploy of v1: back to the bundled diagram)\n")
     assert cli(database_url, "redeploy", "9").exit_code == 2
+    bad_note = cli(database_url, "redeploy", "1", "--note", "tab\tis fine, bell\x07 is not")
+    assert bad_note.exit_code == 2
+    assert "the note contains a control character (U+0007); remove it and deploy again" in bad_note.output
 
 
 # -- pages ---------------------------------------------------------------------------------------------
@@ -116,6 +119,10 @@ def test_admin_pages_list_compare_download_redeploy_and_move(drive, sessions, of
     assert "RMP/2026/0001 1 no task 'Objection to decide' (n_mg_decide) changed" in plan
     moved = client.post(f"/admin/processes/{P}/versions/2/migrate", data={}, follow_redirects=True)
     assert "1 case(s) moved to version 2: RMP/2026/0002; 1 could not move (see below)." in text_of(moved)
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    again = client.post(f"/admin/processes/{P}/versions/2/migrate", data={}, follow_redirects=True)
+    assert "कोई प्रकरण संस्करण 2 पर स्थानांतरित नहीं हुआ; 1 स्थानांतरित नहीं हो सके (नीचे देखें)।" in text_of(again)
+    client.post("/language", data={"lang": "en", "next": "/tasks"})
     refused = client.post(f"/admin/processes/{P}/versions/2/migrate", data={"case": "RMP/2026/0001"},
                           follow_redirects=True)
     assert "case RMP/2026/0001 cannot move to version 2: task 'Objection to decide'" in text_of(refused)

@@ -450,18 +450,20 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
         the new version.
     Raises:
         NotPermitted: a user who is not an administrator. NotFound: no such version.
-        InvalidDiagram: the old files no longer pass validation (e.g. a handler was withdrawn).
+        InvalidDiagram: the old files no longer pass validation (e.g. a handler was withdrawn), or
+            the note is too long or holds a control character (:func:`repository.check_note`).
         Conflict: another version got the next number first (the caller rolls back).
     """
     from . import repository
 
     name = actor_name(actor)
+    note = repository.check_note(note)
     old = get_version(session, process_id, number)
     files = version_files(session, old)
     forms = json.loads(old.forms_json)
     parsed = repository.check(old.bpmn_xml.encode("utf-8"), forms, process_id)
     newest = session.scalar(select(func.max(ProcessVersion.version)).where(ProcessVersion.process_id == process_id))
-    full_note = f"redeploy of v{number}" + (f": {note.strip()}" if note and note.strip() else "")
+    full_note = f"redeploy of v{number}" + (f": {note}" if note else "")
     version = ProcessVersion(process_id=process_id, version=newest + 1, content_hash=parsed.content_hash,
                              bpmn_xml=old.bpmn_xml, forms_json=old.forms_json, spec_json=old.spec_json,
                              deployed_by=name, deployed_at=clock.now(), note=full_note, redeploy_of=number)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, flash, g, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, g, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
-from flask_babel import gettext as _
 
 from ..i18n import M_, flash_message
 from ..services import migration, uow, versions
@@ -130,12 +129,18 @@ def migrate(process_id: str, number: int) -> Any:
         results = migration.move_all(sessions(), _me(), process_id, number)
         moved = [r.verdict.case_number for r in results if r.moved]
         left = [r for r in results if not r.moved and r.verdict.version_from != number]
-        said = _("%(num)s case(s) moved to version %(number)s", num=len(moved), number=number)
-        if moved:
-            said += ": " + ", ".join(moved)
-        if left:
-            said += "; " + _("%(num)s could not move (see below)", num=len(left))
-        flash(said + ".", "success" if moved else "info")
+        cases, num = ", ".join(moved), len(moved)
+        if moved and left:
+            said = M_("%(num)s case(s) moved to version %(number)s: %(cases)s; %(left)s could not move (see below).",
+                      num=num, number=number, cases=cases, left=len(left))
+        elif moved:
+            said = M_("%(num)s case(s) moved to version %(number)s: %(cases)s.", num=num, number=number, cases=cases)
+        elif left:
+            said = M_("No case moved to version %(number)s; %(left)s could not move (see below).",
+                      number=number, left=len(left))
+        else:
+            said = M_("No case moved to version %(number)s.", number=number)
+        flash_message(said, "success" if moved else "info")
     return redirect(url_for("admin_versions.migrate_plan", process_id=process_id, number=number))
 
 
