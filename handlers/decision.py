@@ -78,13 +78,17 @@ def make_final(ctx: HandlerContext) -> dict[str, Any]:
     """The outcome is final today: the appeal period ended without appeal, or the appeal is decided.
 
     Returns: ``{"final_at": ISO instant, "owner_proved", "buyer_holds_cattle", "interim_delivered",
-    "unsold_in_pound": bool}`` for the diagram's gateways and the return timer.
+    "other_holder", "unsold_in_pound": bool}`` for the diagram's gateways and the return timer;
+    ``other_holder``: the cattle are on interim delivery with an objector other than the one whose
+    ownership is proved, who returns them first (RULE130.md (c) Explanation, reading).
     """
     cf = ctx.case_file
     cf.final_on = ctx.today
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
+    other_holder = bool(interim and cf.owner_proved and cf.interim.objector != cf.winning_objector)
     unsold_in_pound = (cf.sale is None and cf.dispatch is None and not interim and cf.release is None
                        and bool(cf.living_animals()))
     return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),
-            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim, "unsold_in_pound": unsold_in_pound}
+            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim, "other_holder": other_holder,
+            "unsold_in_pound": unsold_in_pound}

@@ -90,14 +90,20 @@ def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
     cf = ctx.case_file
     due = fees.fine_and_feeding(cf, ctx.today)
     buyer_feeding = fees.buyer_feeding(cf)
-    if cf.dispatch is not None and cf.dispatch.net is not None:
-        held = ctx.ledger.balance("suspense") - (cf.interim.security if cf.interim and not cf.interim.refunded else ZERO)
+    forfeited = cf.interim is not None and cf.interim.forfeited and not cf.interim.refunded
+    if (cf.dispatch is not None and cf.dispatch.net is not None) or forfeited:
+        # the cattle cannot be delivered: the remittance, or the forfeited security of the objector
+        # who kept them, stands in for them (reading)
+        held = ctx.ledger.balance("suspense") - (cf.interim.security if cf.interim and not cf.interim.refunded
+                                                 and not forfeited else ZERO)
         to_pound = min(held, due)
         if to_pound > 0:
             ctx.ledger.post("suspense", "pound_account", to_pound, kind="fine_and_feeding", clause="Rule 130(d)")
         if held > to_pound:
             ctx.ledger.post("suspense", "objector", held - to_pound, kind="remittance_balance",
-                            clause="Rule 130(d) (reading)", memo="remittance less fine and feeding")
+                            clause="Rule 130(d) (reading)",
+                            memo=(f"forfeited security of {cf.interim.objector} less fine and feeding, to "
+                                  f"{cf.winning_objector}") if forfeited else "remittance less fine and feeding")
         if due > to_pound:
             ctx.ledger.post("objector", "pound_account", due - to_pound, kind="fine_and_feeding",
                             clause="Rule 130(d)")
@@ -108,10 +114,8 @@ def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
             ctx.ledger.post("objector", "suspense", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii), (d)")
             ctx.ledger.post("suspense", "buyer", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii)",
                             memo=f"buyer's feeding to {cf.sale.buyer}")
-    if cf.interim is not None and not cf.interim.refunded:
-        ctx.ledger.post("suspense", "objector", cf.interim.security, kind="security_refund",
-                        clause="Rule 130(c) Explanation (reading)")
-        cf.interim.refunded = True
+    if cf.interim is not None and not cf.interim.refunded and not cf.interim.forfeited:
+        _refund_security(ctx)
     cf.delivered_on = ctx.today
     return {"fine_and_feeding": f"{due:.2f}", "buyer_feeding": f"{buyer_feeding:.2f}"}
 
@@ -141,7 +145,42 @@ def cattle_returned_by_objector(ctx: HandlerContext) -> dict[str, Any]:
     cf = ctx.case_file
     cf.interim.returned_on = ctx.today
     if not cf.interim.refunded:
-        ctx.ledger.post("suspense", "objector", cf.interim.security, kind="security_refund",
-                        clause="Rule 130(c) Explanation (reading)")
-        cf.interim.refunded = True
+        _refund_security(ctx)
     return open_new_auction(ctx)
+
+
+def _refund_security(ctx: HandlerContext) -> None:
+    """Refund the interim delivery's security from suspense to the objector who gave it."""
+    interim = ctx.case_file.interim
+    ctx.ledger.post("suspense", "objector", interim.security, kind="security_refund",
+                    clause="Rule 130(c) Explanation (reading)", memo=f"security refunded to {interim.objector}")
+    interim.refunded = True
+
+
+@handler("settlement.cattle_returned_for_owner", clause="Rule 130(c) Explanation (reading)")
+def cattle_returned_for_owner(ctx: HandlerContext) -> dict[str, Any]:
+    """The objector who held the cattle on security, whose claim failed, returned them while another
+    objector's ownership is proved: the security is refunded to the holder today; the cattle are
+    delivered to the owner under (d), fed by the pound from today until then.
+
+    Returns: ``{"refunded": rupees as text, "to": the holder's name}``.
+    """
+    interim = ctx.case_file.interim
+    interim.returned_on = ctx.today
+    if not interim.refunded:
+        _refund_security(ctx)
+    return {"refunded": f"{interim.security:.2f}", "to": interim.objector}
+
+
+@handler("settlement.forfeit_for_owner", clause="Rule 130(c) Explanation (reading)")
+def forfeit_for_owner(ctx: HandlerContext) -> dict[str, Any]:
+    """The objector who held the cattle on security did not return them within the return period,
+    while another objector's ownership is proved: the security is forfeited and stays in suspense,
+    to stand in for the cattle when the owner is settled with under (d) (paid the security less the
+    fine and feeding, or paying what it does not cover), as a receiving officer's remittance does.
+
+    Returns: ``{"forfeited": rupees as text, "by": the holder's name}``.
+    """
+    interim = ctx.case_file.interim
+    interim.forfeited = True
+    return {"forfeited": f"{interim.security:.2f}", "by": interim.objector}

@@ -42,7 +42,8 @@ def custody_periods(cf: CaseFile, animal: Animal, today: date) -> list[tuple[dat
     calf born in the pound, from its birth day (RULE130.md 0, reading: feeding from its birth day,
     that day counted as the impound day is). If an
     objector who lost returned the cattle after interim delivery, a second period runs from the
-    return day to the new sale or dispatch day (reading; RULE130.md is silent on its feeding).
+    return day to the new sale or dispatch day, or to the delivery day to the objector whose
+    ownership is proved (reading; RULE130.md is silent on its feeding).
     """
     periods = [(cf.impounded_on, _first_custody_end(cf, animal, today))]
     if cf.interim and cf.interim.returned_on and (animal.gone_on() is None or animal.gone_on() >= cf.interim.returned_on):
@@ -51,6 +52,8 @@ def custody_periods(cf: CaseFile, animal: Animal, today: date) -> list[tuple[dat
             ends.append(cf.sale.day)
         if cf.dispatch and cf.dispatch.day >= cf.interim.returned_on:
             ends.append(cf.dispatch.day)
+        if cf.delivered_on and cf.delivered_on >= cf.interim.returned_on:  # to the proved owner (d)
+            ends.append(cf.delivered_on)
         known = [d for d in ends if d is not None]
         periods.append((cf.interim.returned_on, min(known) if known else today))
     if animal.born_on is not None:  # a calf born in the pound is fed from its birth day (counted)

@@ -182,8 +182,10 @@ class Expected:
 
 def held_in_suspense(cf) -> Decimal:
     """What the suspense account holds for a running case by its file (rupees): the auction money
-    until the buyer is repaid, the net remittance, and a security until it is refunded or
-    forfeited; nothing once the cattle were delivered to the objector (clause (d) paid it out)."""
+    until the buyer is repaid, the net remittance, and a security until it is refunded (a security
+    forfeited while another objector's ownership is proved stays there for that owner; one forfeited
+    in (e) is settled in the same step, which ends the case); nothing once the cattle were delivered
+    to the objector (clause (d) paid it out)."""
     if cf.delivered_on is not None:
         return ZERO
     held = ZERO
@@ -191,7 +193,7 @@ def held_in_suspense(cf) -> Decimal:
         held += cf.sale.amount
     if cf.dispatch is not None and cf.dispatch.net is not None and cf.dispatch.net > 0:
         held += cf.dispatch.net
-    if cf.interim is not None and not cf.interim.refunded and not cf.interim.forfeited:
+    if cf.interim is not None and not cf.interim.refunded:
         held += cf.interim.security
     return held
 

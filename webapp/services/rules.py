@@ -9,7 +9,7 @@ the due instants of the diagram's own timers (recorded in ``case_file.timers``).
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
 import jsonschema
@@ -253,7 +253,15 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
         raise Refused(M_("the ownership of %(other)s is already proved; at most one claim can be proved", other=other),
                       {"decision": M_("another claim is proved")})
     if decision == "interim_delivery":
+        if textguard.is_blank(data.get("security")):
+            raise Refused(M_("give the security on which the cattle are delivered (Rule 130(c) Explanation)"),
+                          {"security": M_("required for interim delivery")})
         data["security"] = parse_amount(data.get("security"), "security", M_("the security"), positive=True)
+        proved = next((o.objector for o in cf.objections if o.decision == "proved"), None)
+        if proved is not None:
+            raise Refused(M_("the ownership of %(other)s is already proved; the cattle cannot be delivered on "
+                             "security to another claimant", other=proved),
+                          {"decision": M_("another claim is proved")})
         if cf.interim is not None:
             raise Refused(M_("the cattle were already delivered on security to %(objector)s", objector=cf.interim.objector))
         if cf.sale is not None:
@@ -322,6 +330,12 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime) -> Any | None:
     elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
         if cf.final_on is None:
             return _not_final_yet(cf, today)
+        interim = cf.interim
+        if (element_id == "ut_deliver_to_objector" and interim is not None and interim.returned_on is None
+                and not interim.forfeited and cf.winning_objector and interim.objector != cf.winning_objector):
+            return M_("the cattle are with %(holder)s on interim delivery and come back first; the period to "
+                      "return them ends on %(day)s", holder=interim.objector,
+                      day=cf.final_on + timedelta(days=cf.return_period_days))
     return None
 
 

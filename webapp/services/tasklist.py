@@ -77,6 +77,9 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
+    deliver_from = final  # the day the cattle can be delivered: final, or back from another objector (reading)
+    if final and cf.interim is not None and cf.winning_objector and cf.interim.objector != cf.winning_objector:
+        deliver_from = cf.interim.returned_on or plus(final, cf.return_period_days + 1)
     levels: dict[str, tuple[date | None, str | None, date | None]] = {
         "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
         "ut_publish_notice": (plus(report_day, 1), None, None),
@@ -88,7 +91,7 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
         "ut_decide_appeal": (plus(cf.appeals[-1].filed_on if cf.appeals else None, 30), "appeal period",
                              dl["appeal_last_day"]),
         "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
-        "ut_deliver_to_objector": (plus(final, 7), None, None),
+        "ut_deliver_to_objector": (plus(deliver_from, 7), None, None),
         "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
         "ut_pay_feeding_charges": (plus(cf.delivered_on, 7), None, None),
     }
@@ -105,11 +108,15 @@ def _subject(cf: CaseFile, task: Any) -> str | None:
         return pending.appellant if pending else None
     if element == "ut_return_by_buyer":
         return cf.sale.buyer if cf.sale else None
-    if element in ("ut_deliver_to_objector", "ut_return_by_objector"):
-        if cf.interim is not None:
-            return cf.interim.objector
+    if element == "ut_return_by_objector":  # the objector who holds the cattle on security
+        return cf.interim.objector if cf.interim is not None else None
+    if element == "ut_deliver_to_objector":  # the owner: the proved objector, or an appellant made owner
+        if cf.winning_objector:
+            return cf.winning_objector
         proved = next((o for o in cf.objections if o.decision == "proved"), None)
-        return proved.objector if proved else None
+        if proved is not None:
+            return proved.objector
+        return cf.interim.objector if cf.interim is not None else None
     return None
 
 
