@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from webapp.casefile import name_key
+
 from . import handler
 from .context import HandlerContext
 
@@ -66,8 +68,9 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
                     objection.decision = "not_proved"
             cf.owner_proved, cf.winning_objector = False, None
         else:
-            cf.owner_proved, cf.winning_objector = True, appeal.appellant
             objection = cf.objection_of(appeal.appellant)
+            # an appellant who objected is named as the objection was filed
+            cf.owner_proved, cf.winning_objector = True, objection.objector if objection else appeal.appellant
             if objection is not None:
                 objection.decision = "proved"
     return {"owner_proved": bool(cf.owner_proved)}
@@ -86,7 +89,7 @@ def make_final(ctx: HandlerContext) -> dict[str, Any]:
     cf.final_on = ctx.today
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
-    other_holder = bool(interim and cf.owner_proved and cf.interim.objector != cf.winning_objector)
+    other_holder = bool(interim and cf.owner_proved and name_key(cf.interim.objector) != name_key(cf.winning_objector))
     unsold_in_pound = (cf.sale is None and cf.dispatch is None and not interim and cf.release is None
                        and bool(cf.living_animals()))
     return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),

@@ -229,6 +229,13 @@ def test_control_characters_and_unknown_fields_are_refused_naming_them(api, sess
                             {"objection_period_days": 30, "full_price": "12000.00\u0000"})
     assert "contains a control character (U+0000)" in assert_error(response, 422)["message"]
     assert unchanged(api, case["id"]) == before
+    # a lone surrogate, legal in JSON text but not in any text encoding (it used to fail the audit hash: 500)
+    response = api.call("POST", f"/cases/{case['id']}/objections", "secretary", data='{"objector": "K\\ud800"}',
+                        content_type="application/json")
+    error = assert_error(response, 422)
+    assert error["message"] == "objector contains a character that is not valid text (U+D800); remove it and send it again"
+    assert error["fields"] == {"objector": "contains a character that is not valid text"}
+    assert unchanged(api, case["id"]) == before
 
 
 def test_a_body_that_is_not_a_json_object_is_a_bad_request(api):

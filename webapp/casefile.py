@@ -19,6 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 
+
+def name_key(name: str | None) -> str:
+    """A person's name as compared: letter case folded, runs of whitespace made one space, the ends
+    stripped ("Ramesh  Kumar" and "ramesh kumar" are one person)."""
+    return " ".join((name or "").split()).casefold()
+
 @dataclass
 class Animal:
     position: int  # 1-based, in the order impounded
@@ -180,10 +186,13 @@ class CaseFile:
         return [a for a in self.animals if a.gone_on() is None or (on is not None and a.gone_on() > on)]
 
     def objection_of(self, objector: str) -> Objection | None:
+        """The objection filed under exactly ``objector``, else the one whose name is the same but for
+        letter case and runs of spaces (:func:`name_key`; e.g. an appellant typed "ramesh  kumar")."""
         for objection in self.objections:
             if objection.objector == objector:
                 return objection
-        return None
+        key = name_key(objector)
+        return next((o for o in self.objections if name_key(o.objector) == key), None)
 
     def pending_appeal(self) -> Appeal | None:
         return next((a for a in self.appeals if a.decision is None), None)

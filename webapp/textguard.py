@@ -1,4 +1,4 @@
-"""Control characters in submitted text: refused wherever text enters the product.
+"""Control characters (and lone surrogates) in submitted text: refused wherever text enters the product.
 
 A NUL (U+0000) or another control character in a name or a note is never intended: PostgreSQL
 cannot store a NUL in a text column (the act would fail after its checks passed), and a page or a
@@ -16,7 +16,9 @@ from typing import Any, Iterator
 from .errors import Refused
 from .i18n import M_
 
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls and DEL, less \t \n \r
+# C0 controls and DEL, less \t \n \r; and lone surrogates (U+D800-U+DFFF, from a JSON "\ud800"), which
+# are not text: no encoding can store them
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 # what ends a line: CR, LF, VT, FF, NEL, the line and paragraph separators (as str.splitlines, less
 # the information separators U+001C-U+001E, which CONTROL refuses anyway)
 LINE_BREAK = re.compile("[\r\n\x0b\x0c\x85\u2028\u2029]")
@@ -64,8 +66,13 @@ def check(value: Any, field: str, label: Any = None) -> None:
     for where, text in _texts(value, field):
         code = first_control(text)
         if code is not None:
+            named = label if label is not None and where == field else where
+            if "D800" <= code[2:] <= "DFFF":
+                raise Refused(M_("%(label)s contains a character that is not valid text (%(code)s); remove it "
+                                 "and send it again", label=named, code=code),
+                              {where.split("[")[0].split(".")[0]: M_("contains a character that is not valid text")})
             raise Refused(M_("%(label)s contains a control character (%(code)s); remove it and send it again",
-                             label=label if label is not None and where == field else where, code=code),
+                             label=named, code=code),
                           {where.split("[")[0].split(".")[0]: M_("contains a control character")})
 
 

@@ -421,7 +421,7 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
-    objector = _text(objector, M_("the objector's name"), "objector")
+    objector = " ".join(_text(objector, M_("the objector's name"), "objector").split())
     run = _open_run(session, user, case_id)
     cf, now = run.cf, clock.now()
     if cf.notice is None:
@@ -429,8 +429,9 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     if not legal_time.is_within(now, cf.notice.last_day, cf.timezone):
         raise DeadlinePassed(M_("the objection period ended on %(day)s; no objection is entertained after it "
                                 "(Rule 130(a))", day=cf.notice.last_day), last_day=cf.notice.last_day.isoformat())
-    if cf.objection_of(objector) is not None:
-        raise Refused(M_("%(name)s has already filed an objection in this case", name=objector))
+    filed = cf.objection_of(objector)  # the same name but for letter case and spaces is the same person
+    if filed is not None:
+        raise Refused(M_("%(name)s has already filed an objection in this case", name=filed.objector))
     run.run()
     if not runtime.is_waiting_for_message(run.wf, "objection_filed"):
         raise Refused(M_("this case is not receiving objections now"))

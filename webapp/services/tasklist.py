@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
 
 from .. import clock, legal_time
-from ..casefile import CaseFile
+from ..casefile import CaseFile, name_key
 from ..engine import runtime
 from ..errors import Conflict, NotFound, NotPermitted, Refused
 from ..i18n import M_, N_, message_list
@@ -78,7 +78,7 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
     deliver_from = final  # the day the cattle can be delivered: final, or back from another objector (reading)
-    if final and cf.interim is not None and cf.winning_objector and cf.interim.objector != cf.winning_objector:
+    if final and cf.interim is not None and cf.winning_objector and name_key(cf.interim.objector) != name_key(cf.winning_objector):
         deliver_from = cf.interim.returned_on or plus(final, cf.return_period_days + 1)
     levels: dict[str, tuple[date | None, str | None, date | None]] = {
         "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
