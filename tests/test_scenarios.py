@@ -62,6 +62,24 @@ def test_one_invalid_file_in_a_batch_runs_nothing():
     assert "all expectations held" not in result.output
 
 
+def test_a_file_that_is_not_text_is_invalid_in_one_line(tmp_path):
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(128, 256)) * 2)
+    result = CliRunner().invoke(main, ["simulate", str(binary)])
+    assert result.exit_code == 2
+    assert result.output == f"invalid scenario {binary}: cannot read {binary}: it is not UTF-8 text (a scenario is a YAML file)\n"
+
+
+@pytest.mark.parametrize("url, said", [
+    ("bogus://x", "--database: 'bogus://x' is not a database URL rule130 can open (sqlite:///FILE or postgresql://...)"),
+    ("sqlite:////nonexistent-folder/x.db", "--database: cannot open 'sqlite:////nonexistent-folder/x.db': OperationalError"),
+])
+def test_a_database_that_cannot_be_opened_is_refused_before_anything_runs(url, said):
+    result = CliRunner().invoke(main, ["simulate", str(SCENARIOS / "s1-no-objection-full-price.yaml"), "--database", url])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"not run: {said}") and len(result.output.splitlines()) == 1, result.output
+
+
 def test_a_timer_due_at_a_steps_instant_comes_first_in_the_timeline():
     """p45: the appeal window ends at 00:00 IST of 2026-10-16 and three acts follow at that instant;
     the timeline lists the timer and what it caused, then the acts, in the order they happened."""

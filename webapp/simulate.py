@@ -135,6 +135,8 @@ def load_scenario(path: str | Path) -> Scenario:
         raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - SafeLoader subclass
     except (OSError, yaml.YAMLError) as error:
         raise ScenarioError(f"cannot read {path}: {error}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"cannot read {path}: it is not UTF-8 text (a scenario is a YAML file)") from None
     raw = _mapping(raw, "scenario")
     unknown = set(raw) - TOP_KEYS
     if unknown:
@@ -288,7 +290,32 @@ def run_scenarios(scenarios: list[Scenario], database_url: str | None = None,
             with tempfile.TemporaryDirectory(prefix="rule130-sim-") as tmp:
                 results.append(_run_in(f"sqlite:///{Path(tmp) / 'simulation.db'}", [scenario], code)[0])
         return results
+    _check_database(database_url)
     return _run_in(database_url, scenarios, code)
+
+
+def _check_database(url: str) -> None:
+    """Refuse a ``--database`` that is not a database URL the product can open, or that cannot be
+    reached, before anything runs.
+
+    Raises:
+        ScenarioError: naming the URL and what is wrong with it.
+    """
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    try:
+        engine = db.make_engine(url)
+    except (ArgumentError, ValueError) as error:  # NoSuchModuleError is an ArgumentError
+        raise ScenarioError(f"--database: {url!r} is not a database URL rule130 can open "
+                            f"(sqlite:///FILE or postgresql://...): {error}") from None
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as error:
+        raise ScenarioError(f"--database: cannot open {url!r}: {error.__class__.__name__}: "
+                            f"{str(error.orig if getattr(error, 'orig', None) else error).splitlines()[0]}") from None
+    finally:
+        engine.dispose()
 
 
 def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
