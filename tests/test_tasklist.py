@@ -12,7 +12,7 @@ from webapp.errors import Conflict, NotFound, NotPermitted, Refused
 from webapp.services import repository, tasklist, tasks, uow, users
 from webapp.engine import runtime
 from webapp.simulate import load_scenario, run_scenario
-from webapp.store.models import Case, CaseEvent, CaseTask, ProcessVersion
+from webapp.store.models import Case, CaseEvent, CaseTask, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
 from .test_paths import ONE_COW, Driver, at, ist_midnight  # noqa: F401 (drive fixture below)
@@ -199,6 +199,27 @@ def test_the_sarpanch_reassigns_a_task_to_a_named_officer_of_its_role(drive, ses
         [event] = session.scalars(select(CaseEvent).where(CaseEvent.name == "Task reassigned"))
         assert (event.actor_user_id, event.at) == (sar.id, at("2026-01-09T12:30:00+05:30"))
         assert '"to": "Second Secretary", "from": "Secretary"' in event.detail_json
+
+
+def test_a_display_name_two_officers_share_is_refused_naming_their_user_names(drive, sessions, officers, sec2):
+    task_id = at_publish(drive)
+    with sessions() as session:
+        users.create_user(session, "sec3", PASSWORD, "secretary", display_name="Second Secretary",
+                          panchayat_code="RMP", password_method=FAST_HASH)
+        session.commit()
+    sar = officers["sarpanch"]
+    with pytest.raises(Refused) as refused:
+        uow.perform(sessions, "reassign_task", tasklist.reassign, sar, drive.case_id, task_id, "Second Secretary")
+    assert refused.value.message == ("2 officers are called Second Secretary; give the user name of the one to "
+                                     "take the task: sec2, sec3")
+    assert refused.value.field_errors == {"officer": "more than one officer has this name"}
+    with sessions() as session:
+        row = session.scalar(select(CaseTask).where(CaseTask.task_id == task_id))
+        assert (row.claimed_by, row.assigned_to) == (None, None)
+    uow.perform(sessions, "reassign_task", tasklist.reassign, sar, drive.case_id, task_id, "sec3")
+    with sessions() as session:
+        row = session.scalar(select(CaseTask).where(CaseTask.task_id == task_id))
+        assert row.assigned_to == session.scalar(select(User.id).where(User.username == "sec3"))
 
 
 def test_appeal_tasks_cannot_be_reassigned_by_the_sarpanch(drive, sessions, officers):

@@ -473,8 +473,9 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
     Returns the row, now claimed by and assigned to that officer; the case history records it.
     Raises:
         NotPermitted: not a sarpanch. NotFound: no such case or task in your Panchayat.
-        Refused: the task is not a Panchayat officer's (appeals, receiving officers), or no such
-            officer (the message lists those who may take it). Conflict: no longer open.
+        Refused: the task is not a Panchayat officer's (appeals, receiving officers), no such
+            officer (the message lists those who may take it), or a display name that two or more
+            officers share (the message lists their user names). Conflict: no longer open.
     """
     case, row = _visible_row(session, user, case_id, task_id)  # scope first: another Panchayat's is not found
     if user.role != "sarpanch":
@@ -488,7 +489,16 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
     candidates = list(session.scalars(select(User).where(User.panchayat_id == case.panchayat_id,
                                                          User.role == row.lane, User.active.is_(True))
                                       .order_by(User.username)))
-    target = next((u for u in candidates if name and name in (u.username, u.display_name)), None)
+    # a user name names one officer; a display name may be shared, and then names nobody in particular
+    target = next((u for u in candidates if name and name == u.username), None)
+    if target is None:
+        named = [u for u in candidates if name and name == u.display_name]
+        if len(named) > 1:
+            raise Refused(M_("%(count)s officers are called %(name)s; give the user name of the one to take "
+                             "the task: %(choices)s", count=len(named), name=name,
+                             choices=", ".join(u.username for u in named)),
+                          {"officer": M_("more than one officer has this name")})
+        target = named[0] if named else None
     if target is None:
         choices = ", ".join(f"{u.display_name} ({u.username})" for u in candidates) or M_("nobody")
         role = M_(row.lane.replace("_", " "))
