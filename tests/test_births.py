@@ -98,6 +98,16 @@ def test_a_second_calf_keeps_its_own_tag_and_the_lot_stays_while_a_calf_lives(dr
     refused(drive, birth, drive, tag="RJ-1", match="RJ-1 is already recorded as gone on 2026-01-06")
 
 
+def test_a_calf_born_in_the_pound_is_not_a_mother(drive):
+    drive.start(TWO_COWS)
+    drive.move("2026-01-06T09:00:00+05:30")
+    birth(drive, tag="RJ-1", calf_tag="C-1")
+    drive.move("2026-01-07T09:00:00+05:30")
+    refused(drive, birth, drive, tag="C-1", calf_tag="C-2",
+            match="C-1 is a calf born in the pound on 2026-01-06; choose the calf's mother")
+    assert [a.tag for a in drive.file().animals] == ["RJ-1", "RJ-2", "C-1"]
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"tag": "RJ-1", "born_on": "2026-01-08"}, "the day of birth 2026-01-08 is after today"),
     ({"tag": "RJ-1", "born_on": "2026-01-04"}, "in the pound since 2026-01-05; a calf born on 2026-01-04"),

@@ -542,7 +542,7 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     Raises:
         NotPermitted: not the pound keeper. NotFound: outside the user's scope.
         Refused: unknown kind or animal, an animal already gone, cattle no longer in the pound, a
-            bad day of birth, a bullock as mother, or a calf tag already used.
+            bad day of birth, a bullock or a calf born in the pound as mother, or a calf tag already used.
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "pound_keeper")
@@ -587,6 +587,9 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     if mother.species == "bullock":
         raise Refused(M_("%(animal)s is a bullock; choose the calf's mother", animal=mother.label),
                       {"animal": M_("not a mother")})
+    if mother.born_on is not None:  # a calf born in the pound is not yet a mother while it is there
+        raise Refused(M_("%(animal)s is a calf born in the pound on %(day)s; choose the calf's mother",
+                         animal=mother.label, day=mother.born_on), {"animal": M_("not a mother")})
     if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
         raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
     textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
