@@ -227,3 +227,26 @@ def test_an_appeal_filed_during_the_notice_period_is_shown_waiting_with_the_peri
     waiting = re.sub(r"\s+", " ", doc.get_element_by_id("appeal-waiting").text_content()).strip()
     assert waiting == ("The appeal of Ramesh, filed on Tuesday, 20 January 2026, is recorded; the appellate "
                        "authority is given it once the notice period is over (last day Sunday, 8 February 2026).")
+
+
+def test_the_history_shows_a_decision_as_the_form_words_it_in_english_and_hindi(client, sessions, virtual_clock):
+    """A recorded choice of a form's list (decision: not_proved) reads as the form's option does."""
+    case_id = start_case_on_page(client, virtual_clock)
+    publish_notice(client, sessions, virtual_clock, case_id)
+    virtual_clock.set(at("2026-01-12T11:00:00+05:30"))
+    assert client.post(f"/cases/{case_id}/objections", data={"objector": "Ram Lal"}).status_code == 302
+    virtual_clock.set(at("2026-01-13T11:00:00+05:30"))
+    login(client, "sar")
+    decided = complete(client, task_link(client, "Decide ownership claim"), decision="not_proved", reason="no proof")
+    assert decided.status_code == 302, text_of(decided)
+
+    def decision_cell() -> str:
+        doc = lxml.html.fromstring(client.get(f"/cases/{case_id}").get_data(as_text=True))
+        [row] = [r for r in doc.xpath("//table[contains(@class,'history')]/tbody/tr")
+                 if "decision" in r.text_content() or "निर्णय" in r.text_content()]
+        return re.sub(r"\s+", " ", row.xpath("td")[3].text_content()).strip()
+
+    assert decision_cell().startswith("decision: not proved; reason: no proof")
+    client.post("/language", data={"lang": "hi", "next": "/tasks"})
+    hindi = decision_cell()
+    assert "सिद्ध नहीं" in hindi and "not_proved" not in hindi and "not proved" not in hindi

@@ -9,6 +9,7 @@ The clause of a diagram element is the beginning of its documentation, up to the
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -21,7 +22,7 @@ from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
 
 from ..casefile import CaseFile
-from ..i18n import message_from_json
+from ..i18n import M_, Message, message_from_json
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
@@ -204,10 +205,24 @@ SERVICE_AMOUNTS = frozenset({"amount"})
 @lru_cache(maxsize=32)
 def _form_amounts(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
     """Element id -> the amount fields (:func:`.rules.amount_fields`) of the form its user task names."""
+    return {element: frozenset(rules.amount_fields(schema)) for element, schema in _forms_of(bpmn_xml, forms_json).items()}
+
+
+@lru_cache(maxsize=32)
+def _form_choices(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
+    """Element id -> the fields of its user task's form that take one of a list of values (``enum``:
+    a decision, a choice), whose recorded values the history shows as the form shows its options."""
+    return {element: frozenset(name for name, prop in (schema.get("properties") or {}).items()
+                               if isinstance(prop, dict) and "enum" in prop)
+            for element, schema in _forms_of(bpmn_xml, forms_json).items()}
+
+
+def _forms_of(bpmn_xml: str, forms_json: str) -> dict[str, dict]:
+    """Element id -> the JSON Schema of the form its user task names (tasks without a form left out)."""
     forms = json.loads(forms_json or "{}")
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
-    found: dict[str, frozenset[str]] = {}
+    found: dict[str, dict] = {}
     for prop in root.iter():
         if not isinstance(prop.tag, str) or etree.QName(prop).localname != "property" \
                 or prop.get("name") != FORM_PROPERTY:
@@ -217,15 +232,21 @@ def _form_amounts(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
             owner = owner.getparent()
         schema = forms.get(prop.get("value") or "")
         if owner is not None and isinstance(schema, dict):
-            found[owner.get("id")] = frozenset(rules.amount_fields(schema))
+            found[owner.get("id")] = schema
     return found
 
 
-def _amounts(data: list[tuple[str, str]], keys: frozenset[str]) -> list[tuple[str, str | Decimal]]:
-    """``data`` with the values of ``keys`` as Decimal rupees (shown as ₹ by the ``datum`` filter);
-    a value that is not a decimal number stays text."""
-    shown: list[tuple[str, str | Decimal]] = []
+def _amounts(data: list[tuple[str, str]], keys: frozenset[str],
+             choices: frozenset[str] = frozenset()) -> list[tuple[str, str | Decimal | Message]]:
+    """``data`` with the values of ``keys`` as Decimal rupees (shown as ₹ by the ``datum`` filter),
+    a value that is not a decimal number staying text; and the values of ``choices`` (a form's
+    ``enum`` fields) as catalogue words (``not_proved`` -> "not proved" / "सिद्ध नहीं", as the form's
+    options read)."""
+    shown: list[tuple[str, str | Decimal | Message]] = []
     for key, value in data:
+        if key in choices and isinstance(value, str) and re.fullmatch(r"[a-z]+(_[a-z]+)*", value):
+            shown.append((key, M_(value.replace("_", " "))))
+            continue
         if key in keys:
             try:
                 amount = Decimal(value)
@@ -263,6 +284,7 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
     rows = []
     named = elements(version.bpmn_xml)
     amounts = _form_amounts(version.bpmn_xml, version.forms_json)
+    choices = _form_choices(version.bpmn_xml, version.forms_json)
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
         name = event.name
@@ -270,6 +292,7 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
             name = named[name][0]  # an act by element id (the API, the simulator): the task's name
         rows.append(AuditRow(at=event.at, kind=event.kind, name=name, element_id=event.element_id,
                              who=names.get(event.actor_user_id), role=role,
-                             data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS)),
+                             data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS),
+                                           choices.get(event.element_id or "", frozenset())),
                              clause=clause_of(version, event.element_id)))
     return rows
