@@ -238,6 +238,19 @@ def test_control_characters_and_unknown_fields_are_refused_naming_them(api, sess
     assert unchanged(api, case["id"]) == before
 
 
+def test_a_retried_start_with_the_same_idempotency_key_answers_the_first_case(api, virtual_clock):
+    first = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0001"})
+    assert first.status_code == 201, first.json
+    again = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0001"})
+    assert again.status_code == 200 and again.json["id"] == first.json["id"]
+    other = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0002"})
+    assert other.status_code == 201 and other.json["id"] != first.json["id"]
+    assert len(api.get("/cases", "pound_keeper").json["cases"]) == 2
+    bad = assert_error(api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "short"}), 422)
+    assert bad["message"] == "the submission key must be 8 to 80 letters, digits, '-' or '_'"
+    assert len(api.get("/cases", "pound_keeper").json["cases"]) == 2
+
+
 def test_a_body_that_is_not_a_json_object_is_a_bad_request(api):
     for body in ("not json", "[1, 2]", '"text"', ""):
         response = api.call("POST", "/cases", "pound_keeper", data=body, content_type="application/json")

@@ -733,3 +733,32 @@ def test_a_mangled_lock_version_is_refused_not_skipped(client, sessions, virtual
     assert response.status_code == 422
     assert "The form is out of date (its version is not a number)" in text_of(response)
     assert case_file(sessions, case_id).notice is None
+
+
+def test_the_same_new_case_form_sent_twice_records_one_case(client, sessions, virtual_clock):
+    """The form carries its own key (made when it was shown): a second send (a double click, the back
+    button) records nothing and leads to the case the first send recorded."""
+    from sqlalchemy import func, select
+
+    from webapp.store.models import Case
+
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    login(client, "pk")
+    doc = lxml.html.fromstring(client.get("/cases/new").get_data(as_text=True))
+    [key] = doc.xpath("//input[@name='submission']/@value")
+    assert len(key) == 32 and key != lxml.html.fromstring(client.get("/cases/new").get_data(as_text=True)).xpath(
+        "//input[@name='submission']/@value")[0]
+    form = {"impounded_at": IMPOUNDED, "place_seized": "Bhimpura", "place_impounded": "Kanji House, Rampura",
+            "nearest_village": "Bhimpura", "submission": key, "species-1": "cow", "description-1": "dup cow",
+            "tag-1": "DUP1"}
+    first = client.post("/cases/new", data={**form, "place_seized": ""})  # refused: nothing kept, the key stays
+    assert first.status_code == 422 and f'name="submission" value="{key}"' in first.get_data(as_text=True)
+    first = client.post("/cases/new", data=form)
+    assert first.status_code == 302
+    again = client.post("/cases/new", data=form, follow_redirects=True)
+    assert again.request.path == first.headers["Location"]
+    assert "this form was already sent: it recorded case RMP/2026/0001, which is not recorded again" in text_of(again)
+    with sessions() as session:
+        assert session.scalar(select(func.count(Case.id))) == 1
+    bad = client.post("/cases/new", data={**form, "submission": "x'; --"})
+    assert bad.status_code == 422 and "the submission key must be 8 to 80 letters" in text_of(bad)

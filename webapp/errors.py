@@ -56,6 +56,18 @@ class Conflict(Rule130Error):
     status = 409
 
 
+class AlreadySubmitted(Conflict):
+    """The same new-case form (or API call with the same ``Idempotency-Key``) was sent before and
+    started a case then (HTTP 409 on a page, the case itself in the API); ``case_id`` and
+    ``case_number`` name it. Nothing was recorded again."""
+
+    code = "already_submitted"
+
+    def __init__(self, message: str, case_id: int, case_number: str) -> None:
+        super().__init__(message, case_id=case_id, case_number=case_number)
+        self.case_id, self.case_number = case_id, case_number
+
+
 class InvalidDiagram(Rule130Error):
     """A process diagram or form that cannot be deployed; ``problems`` lists each problem as a line
     of text, ``found`` the same problems as structured objects (webapp.engine.parser.Problem: element

@@ -6,11 +6,13 @@ the API and the simulator show (deadlines, sale, fees, ledger, payments).
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
 
@@ -20,7 +22,7 @@ from handlers.context import HandlerContext
 from .. import casefile, clock, fees, legal_time, logs, textguard
 from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
-from ..errors import CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
+from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from . import alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
@@ -334,7 +336,7 @@ def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list
 
 def start_case(session: Session, user: User, *, impounded_at: datetime | str, place_seized: str,
                place_impounded: str, nearest_village: str, animals: list[dict[str, Any]],
-               tariff: dict[str, dict[str, Decimal]] | None = None) -> Case:
+               tariff: dict[str, dict[str, Decimal]] | None = None, submission_key: str | None = None) -> Case:
     """The pound keeper records impounded cattle: a new case on the current process version.
 
     Args:
@@ -342,13 +344,22 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
         animals: ``[{"species", "description", "tag" (optional)}]``, one or more.
         tariff: fine and feeding per species (rupees); default: the tariff in force on the local
             impoundment day in the Panchayat's zone (webapp.services.tariffs.for_case).
+        submission_key: the key of the form or API call (8 to 80 letters, digits, ``-`` or ``_``),
+            kept on the case: the same key sent again in the Panchayat starts nothing.
     Returns:
         the case, with its 3-day release timer armed.
     Raises:
-        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field.
+        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field or key.
+        AlreadySubmitted: a case was started with this key (named; nothing recorded again).
     """
     _require_role(user, "pound_keeper")
     panchayat = session.get(Panchayat, user.panchayat_id)
+    if submission_key is not None:
+        _check_submission_key(submission_key)
+        earlier = case_for_submission(session, user, submission_key)
+        if earlier is not None:
+            raise AlreadySubmitted(M_("this form was already sent: it recorded case %(number)s, which is not "
+                                      "recorded again", number=earlier.case_number), earlier.id, earlier.case_number)
     # every field is checked, so that a form with several mistakes shows them all at once
     refusals: list[Refused] = []
 
@@ -388,9 +399,16 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                   return_period_days=panchayat.return_period_days)
     now = clock.now()
     case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version.id, status="running",
-                outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now)
+                outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now,
+                submission_key=submission_key)
     session.add(case)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as error:  # the same key, sent twice at once: the other request recorded the case
+        if submission_key is None or "submission_key" not in str(error.orig):
+            raise
+        raise AlreadySubmitted(M_("this form was already sent and is being recorded; it is not recorded again"),
+                               0, "") from None
     start_data = {"case_number": number, "impounded_at": when.isoformat(), "timezone": panchayat.timezone,
                   "appeal_period_days": panchayat.appeal_period_days,
                   "return_period_days": panchayat.return_period_days}
@@ -400,6 +418,22 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     run.run()
     run.save()
     return case
+
+
+SUBMISSION_KEY = re.compile(r"[A-Za-z0-9_-]{8,80}")
+
+
+def _check_submission_key(key: Any) -> None:
+    if not isinstance(key, str) or not SUBMISSION_KEY.fullmatch(key):
+        raise Refused(M_("the submission key must be 8 to 80 letters, digits, '-' or '_'"),
+                      {"submission": M_("not a submission key")})
+
+
+def case_for_submission(session: Session, user: User, key: str) -> Case | None:
+    """The case of the user's Panchayat started with submission key ``key``, if any."""
+    if user.panchayat_id is None or not isinstance(key, str):
+        return None
+    return session.scalar(select(Case).where(Case.panchayat_id == user.panchayat_id, Case.submission_key == key))
 
 
 # -- acts that are not officer tasks --------------------------------------------------------------

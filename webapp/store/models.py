@@ -135,7 +135,8 @@ class Case(Base):
     """One Rule 130 case: a process instance, its case file, and the columns lists need."""
 
     __tablename__ = "case_instance"
-    __table_args__ = (Index("ix_case_next_timer_due", "next_timer_due"),)
+    __table_args__ = (Index("ix_case_next_timer_due", "next_timer_due"),
+                      UniqueConstraint("panchayat_id", "submission_key", name="uq_case_submission_key"))
     id: Mapped[int] = mapped_column(primary_key=True)
     case_number: Mapped[str] = mapped_column(String(40), unique=True)
     panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
@@ -155,6 +156,8 @@ class Case(Base):
     held_incident_id: Mapped[int | None] = mapped_column(Integer)  # the open incident holding the case
     # F + C not covered by the money of the case (RULE130.md (e)); kept in step with the case file
     shortfall: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+    # the key of the form or API call that started the case: the same one sent twice starts one case
+    submission_key: Mapped[str | None] = mapped_column(String(80))
 
     __mapper_args__ = {"version_id_col": lock_version}
 

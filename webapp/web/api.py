@@ -29,7 +29,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTT
 from .. import casefile
 from ..app import csrf, db_session, sessions
 from ..engine import runtime
-from ..errors import NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
+from ..errors import AlreadySubmitted, NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
 from ..services import cases, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
 
@@ -425,7 +425,9 @@ def list_cases() -> Response:
 
 @bp.post("/cases")
 def start_case() -> Response:
-    """The pound keeper records impounded cattle: a new case (201)."""
+    """The pound keeper records impounded cattle: a new case (201). With an ``Idempotency-Key``
+    header (8 to 80 letters, digits, ``-``, ``_``) a retry of the same call answers 200 with the
+    case the first call started, and records nothing again."""
     if _user().role != "pound_keeper":  # the role before the body, as the service would (403 either way)
         raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
                            f"{_user().role.replace('_', ' ')}")
@@ -444,10 +446,16 @@ def start_case() -> Response:
         for field in ("species", "description", "tag"):
             _optional_text(animal, field, f"animals[{position}].{field}")
     user = _user()
-    case = uow.perform(sessions(), "start_case", cases.start_case, user,
-                       impounded_at=body.get("impounded_at"), place_seized=body.get("place_seized"),
-                       place_impounded=body.get("place_impounded"), nearest_village=body.get("nearest_village"),
-                       animals=animals, user=user)
+    key = request.headers.get("Idempotency-Key")
+    try:
+        case = uow.perform(sessions(), "start_case", cases.start_case, user,
+                           impounded_at=body.get("impounded_at"), place_seized=body.get("place_seized"),
+                           place_impounded=body.get("place_impounded"), nearest_village=body.get("nearest_village"),
+                           animals=animals, submission_key=key, user=user)
+    except AlreadySubmitted as again:
+        if not again.case_id:  # the first call with this key is still being recorded
+            raise
+        return _render_case(again.case_id, 200)  # a retry: the case the first call started
     return _render_case(case.id, 201)
 
 

@@ -10,6 +10,7 @@ error beside the field; other refusals (403, 404, 409) go to the error pages of 
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,7 +22,7 @@ from flask_login import current_user
 from .. import casefile, clock
 from ..i18n import M_, Message, flash_message, translate
 from ..app import db_session, sessions
-from ..errors import NotPermitted, Refused
+from ..errors import AlreadySubmitted, NotPermitted, Refused
 from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import User
 from ..tariff import SPECIES
@@ -282,19 +283,27 @@ def new_case() -> Any:
     context = {"species": SPECIES, "tz": tz, "panchayat": panchayat}
     if request.method == "GET":
         now_local = clock.now().astimezone(ZoneInfo(tz)).strftime("%Y-%m-%dT%H:%M")
-        values = {"impounded_at": now_local, "place_seized": "", "place_impounded": "", "nearest_village": ""}
+        # the form's own key: sent twice (a double click, the back button), it records one case
+        values = {"impounded_at": now_local, "place_seized": "", "place_impounded": "", "nearest_village": "",
+                  "submission": uuid.uuid4().hex}
         rows = [{"species": "", "description": "", "tag": ""} for _ in range(rows_wanted)]
         return render_template("officer/new_case.html", values=values, rows=rows, error=None, field_errors={},
                                **context)
     values = {k: request.form.get(k, "")
-              for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village")}
+              for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village", "submission")}
     rows = _animal_rows(rows_wanted)
     animals = [{k: v.strip() for k, v in row.items()} for row in rows if not _blank_animal(row)]
     try:
         case = uow.perform(sessions(), "start_case", cases.start_case, user,
                            impounded_at=_impounded_at(values["impounded_at"], tz),
                            place_seized=values["place_seized"], place_impounded=values["place_impounded"],
-                           nearest_village=values["nearest_village"], animals=animals, user=user)
+                           nearest_village=values["nearest_village"], animals=animals,
+                           submission_key=values["submission"] or None, user=user)
+    except AlreadySubmitted as again:
+        flash_message(again.message, "info")
+        if again.case_id:
+            return redirect(url_for("officer.case", case_id=again.case_id))
+        return redirect(url_for("officer.my_tasks"))
     except Refused as refused:
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
                                field_errors=refused.field_errors, **context), 422
