@@ -358,8 +358,21 @@ def test_a_late_bid_is_refused_naming_the_auctions_last_day(api, sessions, virtu
 
 def test_an_act_by_element_id(api, sessions, virtual_clock):
     case = open_file(api, sessions, virtual_clock)
+    before = unchanged(api, case["id"])
+    version = api.case(case["id"])["lock_version"]
+    publish = {"data": {"objection_period_days": 45, "full_price": 12000}}
+    stale = api.post(f"/cases/{case['id']}/acts/ut_publish_notice", "secretary",
+                     {**publish, "lock_version": version - 1})
+    assert "this case changed since you opened the task" in assert_error(stale, 409, "conflict")["message"]
+    wrong = assert_error(api.post(f"/cases/{case['id']}/acts/ut_publish_notice", "secretary",
+                                  {**publish, "lock_version": "x"}), 422)
+    assert wrong["fields"] == {"lock_version": "not a whole number"}
+    extra = assert_error(api.post(f"/cases/{case['id']}/acts/ut_publish_notice", "secretary",
+                                  {**publish, "full_price": 1}), 422)
+    assert extra["fields"] == {"full_price": "unknown field"}
+    assert unchanged(api, case["id"]) == before
     response = api.post(f"/cases/{quote('RMP/2026/0001', safe='')}/acts/ut_publish_notice", "secretary",
-                        {"data": {"objection_period_days": 45, "full_price": 12000}})
+                        {**publish, "lock_version": version})
     assert response.status_code == 200, response.json
     assert response.json["file"]["notice"]["last_day"] == "2026-02-23"
     assert_error(api.post(f"/cases/{case['id']}/acts/ut_nothing", "secretary", {"data": {}}), 404, "not_found")

@@ -120,16 +120,20 @@ def complete_task(session: Session, user: User, case_id: int | str, task_id: str
 
 
 def act(session: Session, user: User, case_id: int | str, element_id: str, data: dict[str, Any],
-        **match: Any) -> Case:
+        expected_lock_version: int | None = None, **match: Any) -> Case:
     """Complete the ready task of element ``element_id`` (e.g. ``ut_record_bid``), optionally the one
     whose objection matches ``match`` (``objector=...``). Used by the simulator and the API.
 
     The rule checks run first, so an act after its deadline is refused naming the last day even
     when the timer has already closed the task.
+    Args:
+        expected_lock_version: the case version the caller saw, if given; a different one is a conflict.
     Raises:
         NotFound, NotPermitted, Conflict, Refused, DeadlinePassed.
     """
     case = cases.get_case(session, user, case_id)
+    if expected_lock_version is not None and case.lock_version != expected_lock_version:
+        raise Conflict(M_("this case changed since you opened the task; nothing was saved. Reload and check."))
     run = cases.CaseRun(session, case, user)
     task_spec = runtime.task_spec_by_id(run.loaded.parsed, element_id)
     if task_spec is None or not task_spec.manual:

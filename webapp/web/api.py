@@ -504,13 +504,19 @@ def complete_task(case_ref: str, task_id: str) -> Response:
 def act(case_ref: str, element_id: str) -> Response:
     """Complete the ready task of a diagram element (``ut_record_bid``...) without its task id:
     the rule checks run first, so a late act is refused naming the last day even after the timer
-    closed the task. ``{"data": {...}, "objector": "..."}`` (objector picks the claim's task)."""
+    closed the task. ``{"data": {...}, "objector": "...", "lock_version": n}`` (objector picks the
+    claim's task; lock_version, if given, must be the case's, else 409)."""
     body = _body()
+    unknown = sorted(set(body) - {"data", "objector", "lock_version"})
+    if unknown:
+        raise Refused(f"unknown field {', '.join(unknown)}; an act takes data, objector and lock_version",
+                      {name: "unknown field" for name in unknown})
     data = _object(body, "data")
     objector = _optional_text(body, "objector")
+    lock_version = _optional_int(body, "lock_version")
     match = {"objector": objector} if objector is not None else {}
     case = _resolve(case_ref)
-    case_id = _perform(element_id, case.id, tasks.act, _user(), case.id, element_id, data, **match)
+    case_id = _perform(element_id, case.id, tasks.act, _user(), case.id, element_id, data, lock_version, **match)
     return _render_case(case_id)
 
 
