@@ -284,6 +284,10 @@ def test_the_release_timer_gives_the_secretary_the_notice_task(api, sessions, vi
     assert api.tasks("sarpanch") == [] and api.tasks("pound_keeper") == []
     one = api.get(f"/cases/{case['id']}/tasks/{task['task_id']}", "secretary")
     assert one.status_code == 200 and one.json["element_id"] == "ut_publish_notice"
+    # the list's shape: every key of the listed task, the same values but the task's own context
+    assert set(task) <= set(one.json)
+    assert {k: v for k, v in one.json.items() if k in task and k != "context"} == \
+        {k: v for k, v in task.items() if k != "context"}
     assert_error(api.get(f"/cases/{case['id']}/tasks/{task['task_id']}", "sarpanch"), 403, "forbidden")
     history = api.case(case["id"])["history"]
     assert history[0]["kind"] == "start"

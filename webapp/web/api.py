@@ -483,10 +483,14 @@ def get_case(case_ref: str) -> Response:
 
 @bp.get("/cases/<path:case_ref>/tasks/<task_id>")
 def get_task(case_ref: str, task_id: str) -> Response:
-    """One ready task of my lane with its form (404 unknown, 403 another role's, 409 closed)."""
+    """One ready task of my lane with its form (404 unknown, 403 another role's, 409 closed), in
+    the shape of ``GET /tasks`` (todo, act_by, claims...) with the task's own form data as context."""
     case = _resolve(case_ref)
-    view = tasks.get_task(db_session(), _user(), case.id, task_id)
-    return jsonify(_task_json(view, _user(), ZoneInfo(casefile.load(case.file_json).timezone)))
+    user = _user()
+    view = tasks.get_task(db_session(), user, case.id, task_id)
+    tz = ZoneInfo(casefile.load(case.file_json).timezone)
+    listed = _row_json(tasklist.task_row(db_session(), user, case.id, task_id), user, tz, view.lock_version)
+    return jsonify({**listed, **_task_json(view, user, tz)})
 
 
 @bp.post("/cases/<path:case_ref>/tasks/<task_id>")
