@@ -441,6 +441,23 @@ def test_s5_interim_delivery_order_then_the_delivery_with_the_security_refunded(
     assert letters("प्रतिभूति पर अंतरिम परिदान का आदेश") in letters(text, from_pdf=True)
 
 
+def test_p55_delivery_order_when_the_holder_kept_the_cattle_pays_the_owner_from_the_forfeited_security(
+        sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "p55")
+    found = docs(sessions, case_id)
+    delivery = found["delivery_order", "en"]
+    # F = ₹500.00, C = ₹60.00 x 6 days (10-01..10-06) = ₹360.00; the owner gets ₹5,000.00 - ₹860.00
+    assert_states(delivery, [
+        "The ownership of Objector K of the cattle listed below is final since Friday, 20 November 2026",
+        "The cattle were delivered on security to Objector L, whose claim failed and who did not return them",
+        "the security of ₹5,000.00 is forfeited and stands in for the cattle",
+        "Deducted from the forfeited security", "Fine (F) ₹500.00", "Expenses of feeding in the pound (C) ₹360.00",
+        "Paid to the owner from the suspense account: ₹4,140.00."])
+    assert "refunded to the owner" not in html_text(delivery) and "Total" not in html_text(delivery)
+    assert_states(found["delivery_order", "hi"], ["ज़ब्त प्रतिभूति में से घटाया गया", "₹5,000.00 की प्रतिभूति ज़ब्त की जाती है",
+                                                  "₹4,140.00"])
+
+
 def test_an_objection_not_proved_has_its_order_and_the_late_appeal_nothing(sessions, officers, virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "p05")
     found = docs(sessions, case_id)

@@ -228,6 +228,7 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                     fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, day),
                     buyer_feeding=fees.buyer_feeding(cf),
                     sold_by_receiver=cf.dispatch is not None and cf.dispatch.net is not None,
+                    kept_by=(cf.interim if cf.interim is not None and cf.interim.forfeited else None),
                     remittance_balance=ledger.total_to(rows, "objector", ("remittance_balance",)),
                     security_refund=(cf.interim.security if cf.interim is not None and cf.interim.refunded
                                      and cf.interim.returned_on is None else None))
