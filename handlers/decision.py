@@ -54,7 +54,9 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
     """Apply the appellate authority's decision (form ``decide_appeal``: upheld or reversed).
 
     A reversed "not proved" or a reversed order that the auction stand makes the appellant the
-    owner; a reversed "proved" makes the claim not proved (RULE130.md, "Decision and appeal").
+    owner; a reversed "proved" makes the claim not proved (RULE130.md, "Decision and appeal"). An
+    objector's appeal is against the decision on their own claim: reversed, their claim is proved
+    and a claim proved before it is not (at most one claim stands proved).
     Returns: ``{"owner_proved": bool}``.
     """
     cf = ctx.case_file
@@ -62,17 +64,23 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
     decision = ctx.form("decide_appeal")["decision"]
     appeal.decision, appeal.decided_on = decision, ctx.today
     if decision == "reversed":
-        if cf.owner_proved:
+        own = cf.objection_of(appeal.appellant)  # an objector appeals against the decision on their claim
+        if cf.owner_proved and (own is None or own.decision == "proved"):
+            # against the proved claim: it is not proved
             for objection in cf.objections:
                 if objection.decision == "proved":
                     objection.decision = "not_proved"
             cf.owner_proved, cf.winning_objector = False, None
         else:
-            objection = cf.objection_of(appeal.appellant)
+            # against "not proved" on the appellant's own claim, or against the order that the auction
+            # stand: the appellant is the owner, and any other claim proved falls (at most one stands)
+            for objection in cf.objections:
+                if objection.decision == "proved" and objection is not own:
+                    objection.decision = "not_proved"
             # an appellant who objected is named as the objection was filed
-            cf.owner_proved, cf.winning_objector = True, objection.objector if objection else appeal.appellant
-            if objection is not None:
-                objection.decision = "proved"
+            cf.owner_proved, cf.winning_objector = True, own.objector if own else appeal.appellant
+            if own is not None:
+                own.decision = "proved"
     return {"owner_proved": bool(cf.owner_proved)}
 
 

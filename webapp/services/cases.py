@@ -11,9 +11,10 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 from SpiffWorkflow.util.task import TaskState
 
 import handlers
@@ -390,8 +391,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                          summary=message_list([refused.message for refused in refusals], "; ")), field_errors)
     version = repository.current(session)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
-    panchayat.case_sequence += 1
-    number = f"{panchayat.code}/{impounded_on.year}/{panchayat.case_sequence:04d}"
+    number = f"{panchayat.code}/{impounded_on.year}/{_next_case_sequence(session, panchayat):04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
                   place_seized=places["place_seized"], place_impounded=places["place_impounded"],
                   nearest_village=places["nearest_village"],
@@ -418,6 +418,18 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     run.run()
     run.save()
     return case
+
+
+def _next_case_sequence(session: Session, panchayat: Panchayat) -> int:
+    """The Panchayat's next case sequence number, counted in the database: the increment takes the
+    row's write lock (PostgreSQL) or the database's (SQLite) until this transaction ends, so cases
+    started at the same moment get different numbers (a count read first and written back would
+    give two of them the same)."""
+    session.execute(update(Panchayat).where(Panchayat.id == panchayat.id)
+                    .values(case_sequence=Panchayat.case_sequence + 1).execution_options(synchronize_session=False))
+    number = session.scalar(select(Panchayat.case_sequence).where(Panchayat.id == panchayat.id))
+    set_committed_value(panchayat, "case_sequence", number)  # the object agrees, without writing it again
+    return number
 
 
 SUBMISSION_KEY = re.compile(r"[A-Za-z0-9_-]{8,80}")
