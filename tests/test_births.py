@@ -113,6 +113,7 @@ def test_a_calf_born_in_the_pound_is_not_a_mother(drive):
     ({"tag": "RJ-1", "born_on": "2026-01-04"}, "in the pound since 2026-01-05; a calf born on 2026-01-04"),
     ({"tag": "RJ-1", "born_on": "7 Jan"}, "must be a date such as 2026-01-07"),
     ({"tag": "RJ-1", "calf_tag": "RJ-2"}, "the tag RJ-2 is already on an animal of this case"),
+    ({"tag": "RJ-1", "calf_tag": "rj-2"}, "the tag rj-2 is already on an animal of this case"),
     ({"tag": "RJ-9"}, "no animal RJ-9"),
 ])
 def test_a_bad_birth_is_refused_and_nothing_changes(drive, fields, message):

@@ -204,11 +204,12 @@ def test_the_sarpanch_reassigns_a_task_to_a_named_officer_of_its_role(drive, ses
 def test_a_display_name_two_officers_share_is_refused_naming_their_user_names(drive, sessions, officers, sec2):
     task_id = at_publish(drive)
     with sessions() as session:
-        users.create_user(session, "sec3", PASSWORD, "secretary", display_name="Second Secretary",
-                          panchayat_code="RMP", password_method=FAST_HASH)
+        made = users.create_user(session, "sec3", PASSWORD, "secretary", display_name=" second   Secretary ",
+                                 panchayat_code="RMP", password_method=FAST_HASH)
         session.commit()
+        assert made.display_name == "second Secretary"  # blanks around and runs inside are not kept
     sar = officers["sarpanch"]
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Refused) as refused:  # "Second Secretary" and "second Secretary" read as one name
         uow.perform(sessions, "reassign_task", tasklist.reassign, sar, drive.case_id, task_id, "Second Secretary")
     assert refused.value.message == ("2 officers are called Second Secretary; give the user name of the one to "
                                      "take the task: sec2, sec3")

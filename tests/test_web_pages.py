@@ -224,6 +224,7 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     ({"place_seized": "  "}, "the place seized is required"),
     ({"species-2": "dragon"}, "animal 2: unknown species dragon"),
     ({"description-2": ""}, "animal 2: the description is required"),
+    ({"tag-2": "rj-1"}, "animal 2: the tag rj-1 is given twice"),
 ])
 def test_new_case_refusals_rerender_with_422_and_create_nothing(client, sessions, virtual_clock, change, message):
     virtual_clock.set(at("2026-01-05T10:05:00+05:30"))

@@ -13,6 +13,7 @@ import functools
 import json
 import types
 import typing
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -21,9 +22,13 @@ from typing import Any
 
 
 def name_key(name: str | None) -> str:
-    """A person's name as compared: letter case folded, runs of whitespace made one space, the ends
-    stripped ("Ramesh  Kumar" and "ramesh kumar" are one person)."""
-    return " ".join((name or "").split()).casefold()
+    """A person's name as compared: Unicode compatibility forms made plain (NFKC: full-width letters,
+    no-break spaces), invisible format characters (zero-width space, joiners) dropped, letter case
+    folded, runs of whitespace made one space and the ends stripped ("Ramesh  Kumar", "ramesh kumar"
+    and "Ｒａｍｅｓｈ Kumar" are one person)."""
+    plain = unicodedata.normalize("NFKC", name or "")
+    plain = "".join(ch for ch in plain if unicodedata.category(ch) != "Cf")
+    return " ".join(plain.split()).casefold()
 
 @dataclass
 class Animal:

@@ -323,10 +323,10 @@ def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list
         tag = str(raw.get("tag") or "").strip()
         textguard.check_one_line(tag, "animals", M_("animal %(position)s: the tag", position=position))
         tag = None if textguard.is_blank(tag) else tag
-        if tag and tag in tags:
+        if tag and tag.casefold() in tags:  # an ear tag reads the same in either letter case
             raise Refused(M_("animal %(position)s: the tag %(tag)s is given twice", position=position, tag=tag), {"animals": M_("duplicate tag")})
         if tag:
-            tags.add(tag)
+            tags.add(tag.casefold())
         records.append(Animal(position=position, species=species,
                               description=_text(raw.get("description"), M_("animal %(position)s: the description", position=position),
                                                 "animals"),
@@ -598,6 +598,8 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     cf = run.cf
     today = legal_time.local_day(clock.now(), cf.timezone)
     animal = next((a for a in cf.animals if (tag and a.tag == tag) or (position and a.position == position)), None)
+    if animal is None and tag:  # the tag as written on the ear, in the other letter case
+        animal = next((a for a in cf.animals if a.tag and a.tag.casefold() == str(tag).casefold()), None)
     if animal is None:
         which = tag or position
         raise Refused(M_("no animal %(which)s in case %(case)s", which=which, case=cf.case_number) if which
@@ -644,7 +646,7 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     tag = None if textguard.is_blank(tag) else tag.strip()
     if tag and len(tag) > 200:
         raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})
-    if tag and any(a.tag == tag for a in cf.animals):
+    if tag and any(a.tag and a.tag.casefold() == tag.casefold() for a in cf.animals):
         raise Refused(M_("the tag %(tag)s is already on an animal of this case", tag=tag), {"calf_tag": M_("tag in use")})
     text = f"calf of {mother.label}" if textguard.is_blank(description) else description.strip()
     if len(text) > 200:

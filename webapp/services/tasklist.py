@@ -492,7 +492,7 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
     # a user name names one officer; a display name may be shared, and then names nobody in particular
     target = next((u for u in candidates if name and name == u.username), None)
     if target is None:
-        named = [u for u in candidates if name and name == u.display_name]
+        named = [u for u in candidates if name and name_key(name) == name_key(u.display_name)]
         if len(named) > 1:
             raise Refused(M_("%(count)s officers are called %(name)s; give the user name of the one to take "
                              "the task: %(choices)s", count=len(named), name=name,

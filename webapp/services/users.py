@@ -82,6 +82,8 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
                                ("display_name", display_name or "", M_("the display name"))):
         textguard.check(text, field, label)
         textguard.check_one_line(text, field, label)
+    # a display name is shown and matched as people write it: no blanks around, one space inside
+    display_name = " ".join(display_name.split()) if isinstance(display_name, str) else display_name
     if session.scalar(select(User).where(User.username == username)) is not None:
         raise Refused(M_("the user %(name)s already exists", name=username))
     if len(password) < 8:
