@@ -127,3 +127,26 @@ def test_hindi_sentences_on_the_case_process_and_task_pages_end_with_the_danda(d
     assert demo_client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
     process = text_of(demo_client.get("/processes/current"))
     assert "— साथ में दी गई नियम 130 की प्रक्रिया।" in process
+
+
+def test_a_birth_and_a_reassignment_read_in_hindi_in_the_history(demo_client, sessions):
+    """The history names a birth and a reassigned task in the page's language; an empty "from" is a dash."""
+    from webapp.services import cases, tasks, tasklist, uow
+
+    with sessions() as session:
+        people = {u.username: u for u in session.scalars(select(User))}
+        case = session.get(cases.Case, 1)
+        [row] = [r for r in tasks.my_tasks(session, people["secretary"]).rows if r.case_id == case.id]
+    uow.perform(sessions, "reassign_task", tasklist.reassign, people["sarpanch"], 1, row.task_id, "secretary")
+    first_tag = cases.casefile.load(case.file_json).animals[0].tag
+    uow.perform(sessions, "record_birth", cases.record_animal_event, people["keeper"], 1, "birth",
+                tag=first_tag, calf_tag="CALF-1")
+    assert demo_client.post("/login", data={"username": "sarpanch", "password": DEMO_PASSWORD}).status_code == 302
+    english = text_of(demo_client.get("/cases/1"))
+    assert "task: Publish notice and open conditional auction; to: Sunita; from: —" in english
+    assert "Birth recorded" in english and f"calf: CALF-1; mother: {first_tag}" in english
+    assert demo_client.post("/language", data={"lang": "hi", "next": "/cases/1"}).status_code == 302
+    hindi = text_of(demo_client.get("/cases/1"))
+    assert "कार्य: सूचना प्रकाशित करें और सशर्त नीलामी शुरू करें; तक: Sunita; से: —" in hindi
+    assert "जन्म दर्ज" in hindi and f"बछड़ा: CALF-1; माँ: {first_tag}" in hindi
+    assert "null" not in hindi and "Birth recorded" not in hindi

@@ -32,7 +32,7 @@ DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_(
 DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"), N_("webhook"), N_("inbox"))
 HISTORY_DATA = (N_("timers fired"), N_("timers"), N_("open tasks"), N_("version"))
 HISTORY = (N_("Cattle impounded"), N_("Appeal filed"), N_("Objection filed"), N_("Death recorded"),
-           N_("Escape recorded"), N_("Task reassigned"))
+           N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"))
 EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),
                        N_("Incident retried: case released"), N_("Incident skipped: case released"))
 TASK_STATUSES = (N_("ready"), N_("overdue"), N_("mine"), N_("unclaimed"), N_("completed"), N_("cancelled"))
@@ -56,7 +56,8 @@ DATA = (N_("animals"), N_("animal"), N_("bidder"), N_("amount"), N_("appellant")
         N_("species"), N_("description"), N_("element"), N_("version from"), N_("version to"), N_("due"),
         N_("days left"), N_("consequence"), N_("send to"), N_("full price"), N_("impounded at"),
         N_("place seized"), N_("place impounded"), N_("nearest village"), N_("lateness seconds"), N_("who"),
-        N_("name"), N_("role"), N_("state"), N_("number"), N_("document"), N_("sha256 en"), N_("sha256 hi"))
+        N_("name"), N_("role"), N_("state"), N_("number"), N_("document"), N_("sha256 en"), N_("sha256 hi"),
+        N_("calf"), N_("mother"), N_("born on"))
 # what the diff of two process versions names as changed (webapp.services.versions)
 DIFF_FIELDS = (N_("type"), N_("process"), N_("name"), N_("documentation"), N_("lane"), N_("timer"), N_("condition"),
                N_("form"), N_("operator"), N_("script"), N_("flow"), N_("default"), N_("attached to"),

@@ -200,6 +200,7 @@ def accounts(rows: list[LedgerEntry]) -> list[Account]:
 
 # Amounts recorded by the services themselves (not by a form): "Ledger entry reversed".
 SERVICE_AMOUNTS = frozenset({"amount"})
+NAMED = frozenset({"task"})  # history data holding a diagram element's name (a reassigned task)
 
 
 @lru_cache(maxsize=32)
@@ -247,6 +248,9 @@ def _amounts(data: list[tuple[str, str]], keys: frozenset[str],
         if key in choices and isinstance(value, str) and re.fullmatch(r"[a-z]+(_[a-z]+)*", value):
             shown.append((key, M_(value.replace("_", " "))))
             continue
+        if key in NAMED and isinstance(value, str):  # a task's name, as the diagram's catalogue entry
+            shown.append((key, M_(value)))
+            continue
         if key in keys:
             try:
                 amount = Decimal(value)
@@ -269,7 +273,7 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
     if "message_i18n" in detail:  # a refusal: its message in the reader's language; the code is for programs
         detail["message"] = message_from_json(detail.pop("message_i18n"))
         detail.pop("code", None)
-    return [(str(key), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return [(str(key), value if isinstance(value, str) else "—" if value is None else json.dumps(value, ensure_ascii=False))
             for key, value in detail.items()]
 
 
