@@ -247,7 +247,8 @@ def test_a_retried_start_with_the_same_idempotency_key_answers_the_first_case(ap
     assert other.status_code == 201 and other.json["id"] != first.json["id"]
     assert len(api.get("/cases", "pound_keeper").json["cases"]) == 2
     bad = assert_error(api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "short"}), 422)
-    assert bad["message"] == "the submission key must be 8 to 80 letters, digits, '-' or '_'"
+    assert bad["message"] == "the Idempotency-Key header must be 8 to 80 letters, digits, '-' or '_'"
+    assert bad["fields"] == {"Idempotency-Key": "not a key"}
     assert len(api.get("/cases", "pound_keeper").json["cases"]) == 2
 
 

@@ -447,6 +447,9 @@ def start_case() -> Response:
             _optional_text(animal, field, f"animals[{position}].{field}")
     user = _user()
     key = request.headers.get("Idempotency-Key")
+    if key is not None and not cases.SUBMISSION_KEY.fullmatch(key):
+        raise Refused("the Idempotency-Key header must be 8 to 80 letters, digits, '-' or '_'",
+                      {"Idempotency-Key": "not a key"})
     try:
         case = uow.perform(sessions(), "start_case", cases.start_case, user,
                            impounded_at=body.get("impounded_at"), place_seized=body.get("place_seized"),
