@@ -243,6 +243,11 @@ def test_a_retried_start_with_the_same_idempotency_key_answers_the_first_case(ap
     assert first.status_code == 201, first.json
     again = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0001"})
     assert again.status_code == 200 and again.json["id"] == first.json["id"]
+    changed = {**CASE, "place_seized": "Canal bank"}
+    reused = assert_error(api.post("/cases", "pound_keeper", changed, headers={"Idempotency-Key": "pk-2026-01-05-0001"}), 422)
+    assert reused["message"] == ("the Idempotency-Key pk-2026-01-05-0001 already recorded case RMP/2026/0001 with "
+                                 "another body; nothing was recorded. Send another case with a new key")
+    assert reused["fields"] == {"Idempotency-Key": "used for another case"}
     other = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0002"})
     assert other.status_code == 201 and other.json["id"] != first.json["id"]
     assert len(api.get("/cases", "pound_keeper").json["cases"]) == 2

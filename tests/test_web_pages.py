@@ -761,5 +761,13 @@ def test_the_same_new_case_form_sent_twice_records_one_case(client, sessions, vi
     assert "this form was already sent: it recorded case RMP/2026/0001, which is not recorded again" in text_of(again)
     with sessions() as session:
         assert session.scalar(select(func.count(Case.id))) == 1
+    changed = client.post("/cases/new", data={**form, "tag-1": "DUP2"})  # back, a change, the same form again
+    assert changed.status_code == 422
+    assert "this form already recorded case RMP/2026/0001, with other details; nothing was recorded" in text_of(changed)
+    [fresh] = lxml.html.fromstring(changed.get_data(as_text=True)).xpath("//input[@name='submission']/@value")
+    assert fresh != key  # sent again as it stands, it records another case
+    assert client.post("/cases/new", data={**form, "tag-1": "DUP2", "submission": fresh}).status_code == 302
+    with sessions() as session:
+        assert session.scalar(select(func.count(Case.id))) == 2
     bad = client.post("/cases/new", data={**form, "submission": "x'; --"})
     assert bad.status_code == 422 and "the submission key must be 8 to 80 letters" in text_of(bad)

@@ -5,6 +5,7 @@ the API and the simulator show (deadlines, sale, fees, ledger, payments).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import date, datetime, timedelta
@@ -346,18 +347,25 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
         tariff: fine and feeding per species (rupees); default: the tariff in force on the local
             impoundment day in the Panchayat's zone (webapp.services.tariffs.for_case).
         submission_key: the key of the form or API call (8 to 80 letters, digits, ``-`` or ``_``),
-            kept on the case: the same key sent again in the Panchayat starts nothing.
+            kept on the case with a hash of what was sent: the same key sent again in the Panchayat
+            starts nothing; sent again with other details, it is refused.
     Returns:
         the case, with its 3-day release timer armed.
     Raises:
-        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field or key.
+        NotPermitted: not a pound keeper of a Panchayat. Refused: any invalid field or key, or a
+            key that recorded a case with other details.
         AlreadySubmitted: a case was started with this key (named; nothing recorded again).
     """
     _require_role(user, "pound_keeper")
     panchayat = session.get(Panchayat, user.panchayat_id)
+    sent = _fingerprint(impounded_at, place_seized, place_impounded, nearest_village, animals)
     if submission_key is not None:
         _check_submission_key(submission_key)
         earlier = case_for_submission(session, user, submission_key)
+        if earlier is not None and earlier.submission_hash not in (None, sent):
+            raise Refused(M_("this form already recorded case %(number)s, with other details; nothing was "
+                             "recorded now. Check that case; to record another impoundment, send the form again",
+                             number=earlier.case_number), {"submission": M_("already used for another case")})
         if earlier is not None:
             raise AlreadySubmitted(M_("this form was already sent: it recorded case %(number)s, which is not "
                                       "recorded again", number=earlier.case_number), earlier.id, earlier.case_number)
@@ -400,7 +408,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     now = clock.now()
     case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version.id, status="running",
                 outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now,
-                submission_key=submission_key)
+                submission_key=submission_key, submission_hash=sent if submission_key is not None else None)
     session.add(case)
     try:
         session.flush()
@@ -433,6 +441,16 @@ def _next_case_sequence(session: Session, panchayat: Panchayat) -> int:
 
 
 SUBMISSION_KEY = re.compile(r"[A-Za-z0-9_-]{8,80}")
+
+
+def _fingerprint(impounded_at: Any, place_seized: Any, place_impounded: Any, nearest_village: Any,
+                 animals: Any) -> str:
+    """SHA-256 (hex) of what a new-case call sent, as sent (an instant as its ISO text): the same
+    call repeated gives the same hash; any other detail, another."""
+    instant = impounded_at.isoformat() if isinstance(impounded_at, datetime) else impounded_at
+    payload = [instant, place_seized, place_impounded, nearest_village, animals]
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _check_submission_key(key: Any) -> None:

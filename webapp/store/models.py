@@ -158,6 +158,7 @@ class Case(Base):
     shortfall: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
     # the key of the form or API call that started the case: the same one sent twice starts one case
     submission_key: Mapped[str | None] = mapped_column(String(80))
+    submission_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of what that call sent
 
     __mapper_args__ = {"version_id_col": lock_version}
 

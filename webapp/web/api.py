@@ -427,7 +427,7 @@ def list_cases() -> Response:
 def start_case() -> Response:
     """The pound keeper records impounded cattle: a new case (201). With an ``Idempotency-Key``
     header (8 to 80 letters, digits, ``-``, ``_``) a retry of the same call answers 200 with the
-    case the first call started, and records nothing again."""
+    case the first call started, and records nothing again; the key sent with another body is 422."""
     if _user().role != "pound_keeper":  # the role before the body, as the service would (403 either way)
         raise NotPermitted("only the pound keeper records impounded cattle; you are signed in as "
                            f"{_user().role.replace('_', ' ')}")
@@ -459,6 +459,13 @@ def start_case() -> Response:
         if not again.case_id:  # the first call with this key is still being recorded
             raise
         return _render_case(again.case_id, 200)  # a retry: the case the first call started
+    except Refused as refused:
+        if "submission" not in refused.field_errors:
+            raise
+        earlier = cases.case_for_submission(db_session(), user, key)
+        raise Refused(f"the Idempotency-Key {key} already recorded case {earlier.case_number if earlier else ''} "
+                      "with another body; nothing was recorded. Send another case with a new key",
+                      {"Idempotency-Key": "used for another case"}) from None
     return _render_case(case.id, 201)
 
 

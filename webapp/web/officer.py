@@ -305,6 +305,8 @@ def new_case() -> Any:
             return redirect(url_for("officer.case", case_id=again.case_id))
         return redirect(url_for("officer.my_tasks"))
     except Refused as refused:
+        if "submission" in refused.field_errors:  # the key recorded another case: a new key for this form
+            values["submission"] = uuid.uuid4().hex
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
                                field_errors=refused.field_errors, **context), 422
     flash_message(M_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number),
