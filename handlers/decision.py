@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.casefile import name_key
-
 from . import handler
 from .context import HandlerContext
 
@@ -97,7 +95,7 @@ def make_final(ctx: HandlerContext) -> dict[str, Any]:
     cf.final_on = ctx.today
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
-    other_holder = bool(interim and cf.owner_proved and name_key(cf.interim.objector) != name_key(cf.winning_objector))
+    other_holder = bool(interim and cf.owner_proved and cf.held_by_another_objector())
     unsold_in_pound = (cf.sale is None and cf.dispatch is None and not interim and cf.release is None
                        and bool(cf.living_animals()))
     return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),

@@ -199,6 +199,15 @@ class CaseFile:
         key = name_key(objector)
         return next((o for o in self.objections if name_key(o.objector) == key), None)
 
+    def held_by_another_objector(self) -> InterimDelivery | None:
+        """The interim delivery, when it went to an objector other than the owner (the objector whose
+        ownership is proved, or an appellant made owner): that objector's cattle come back before the
+        owner is settled with (RULE130.md (c) Explanation, reading), returned or not yet."""
+        if self.interim is not None and self.winning_objector and \
+                name_key(self.interim.objector) != name_key(self.winning_objector):
+            return self.interim
+        return None
+
     def pending_appeal(self) -> Appeal | None:
         return next((a for a in self.appeals if a.decision is None), None)
 

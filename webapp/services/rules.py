@@ -16,7 +16,7 @@ import jsonschema
 from sqlalchemy.orm import Session
 
 from .. import fees, legal_time, textguard
-from ..casefile import CaseFile, name_key
+from ..casefile import CaseFile
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, message_list
 from . import users
@@ -330,11 +330,11 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime) -> Any | None:
     elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
         if cf.final_on is None:
             return _not_final_yet(cf, today)
-        interim = cf.interim
-        if (element_id == "ut_deliver_to_objector" and interim is not None and interim.returned_on is None
-                and not interim.forfeited and cf.winning_objector and name_key(interim.objector) != name_key(cf.winning_objector)):
+        held = cf.held_by_another_objector()
+        if element_id == "ut_deliver_to_objector" and held is not None and held.returned_on is None \
+                and not held.forfeited:
             return M_("the cattle are with %(holder)s on interim delivery and come back first; the period to "
-                      "return them ends on %(day)s", holder=interim.objector,
+                      "return them ends on %(day)s", holder=held.objector,
                       day=cf.final_on + timedelta(days=cf.return_period_days))
     return None
 

@@ -78,8 +78,9 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
     deliver_from = final  # the day the cattle can be delivered: final, or back from another objector (reading)
-    if final and cf.interim is not None and cf.winning_objector and name_key(cf.interim.objector) != name_key(cf.winning_objector):
-        deliver_from = cf.interim.returned_on or plus(final, cf.return_period_days + 1)
+    held = cf.held_by_another_objector()
+    if final and held is not None:
+        deliver_from = held.returned_on or plus(final, cf.return_period_days + 1)
     levels: dict[str, tuple[date | None, str | None, date | None]] = {
         "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
         "ut_publish_notice": (plus(report_day, 1), None, None),
