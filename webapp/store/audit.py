@@ -8,8 +8,9 @@ it, and :func:`verify` names the first entry that no longer matches.
 What is recorded, and how: a SQLAlchemy ``before_flush`` hook on every session turns each new case
 history row (task completed, timer fired, case started, refusal, notification), ledger entry,
 deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
-change; a new password hash), and API token made or revoked into an entry, added to the same
-flush — so the entry commits or rolls back with the change itself. Sign-ins are recorded by
+change; a new password hash), and API token made or revoked into an entry, written in the same
+flush (one INSERT for all of them, :mod:`.append`) — so the entry commits or rolls back with the
+change itself. Sign-ins are recorded by
 :func:`record` (the sign-in page). New code that writes these rows is covered without a call.
 
 Concurrent writers: on PostgreSQL the chain head is serialized with a transaction-level advisory
@@ -31,6 +32,7 @@ from sqlalchemy import event, inspect, select, text
 from sqlalchemy.orm import Session
 
 from .. import clock
+from . import append
 from .models import ApiToken, AuditEntry, CaseEvent, LedgerEntry, ProcessVersion, User
 
 GENESIS = "0" * 64
@@ -68,8 +70,9 @@ _NAMES = "rule130.audit_names"  # session.info: user id -> username, read once p
 
 def _head(session: Session) -> tuple[int, str]:
     """The last entry's (seq, hash), after taking the lock that serializes the chain head until
-    this transaction ends (PostgreSQL: an advisory lock; SQLite: the database's write lock, taken
-    by a write that changes nothing, so the head cannot move between reading it and appending).
+    this transaction ends (PostgreSQL: an advisory lock; SQLite: the database's write lock, held
+    once the transaction has written, else taken by a write that changes nothing, so the head
+    cannot move between reading it and appending).
 
     Once this transaction has appended, the lock is held until it ends, so the head is what it
     appended last (kept in ``session.info``, dropped when any transaction of the session ends)."""
@@ -82,10 +85,16 @@ def _head(session: Session) -> tuple[int, str]:
         # (or two test schemas) in one database from waiting on each other's chains.
         session.execute(text("SELECT pg_advisory_xact_lock(:class, hashtext(current_schema()))"),
                         {"class": ADVISORY_LOCK_CLASS})
-    elif dialect == "sqlite":
+    elif dialect == "sqlite" and not _writing(session):
         session.execute(text("UPDATE audit_entry SET seq = seq WHERE 1 = 0"))
     row = session.execute(select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)).first()
     return (row[0], row[1]) if row else (0, GENESIS)
+
+
+def _writing(session: Session) -> bool:
+    """SQLite: this transaction has written already, so it holds the database's write lock (the
+    driver opens a transaction only before its first INSERT, UPDATE or DELETE)."""
+    return bool(session.connection().connection.dbapi_connection.in_transaction)
 
 
 def _username(session: Session, user_id: int | None, cache: dict[int, str | None]) -> str | None:
@@ -159,7 +168,8 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
 
 
 def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
-    """Turn the flush's audited changes into chained entries, added to the same flush."""
+    """Turn the flush's audited changes into chained entries, added to the same flush; then write
+    the rows that are only added in bulk (:mod:`.append`)."""
     pending: list[AuditEntry] = []
     names: dict[int, str | None] = session.info.setdefault(_NAMES, {})
     with session.no_autoflush:
@@ -172,9 +182,16 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
         for obj in list(session.dirty):
             if isinstance(obj, (User, ApiToken)) and session.is_modified(obj, include_collections=False):
                 pending.extend(_entries_for(session, obj, False, names))
-        if not pending:
-            return
-        seq, prev = _head(session)
+        # the other rows first: on SQLite their INSERT takes the write lock the chain head needs
+        append.write(session, append.UNCHAINED)
+        if pending:
+            _chain(session, pending)
+            append.write(session, append.CHAINED)
+
+
+def _chain(session: Session, pending: list[AuditEntry]) -> None:
+    """Number and hash ``pending`` after the chain head, and add them to the session."""
+    seq, prev = _head(session)
     now = clock.now()
     for entry in pending:
         seq += 1

@@ -1,0 +1,112 @@
+"""Rows that are only added (case history, timer firings, notifications, audit entries) are written
+with one INSERT per table and flush, chained into the audit trail in the same transaction; the
+answers a unit of work asks twice (recipients, channel choices, reminders sent) are read once per
+transaction and never outlive it.
+
+Real database (SQLite, or PostgreSQL with RULE130_TEST_POSTGRES), real services.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from sqlalchemy import event, func, select
+
+from webapp import clock
+from webapp.store import audit
+from webapp.store.models import AuditEntry, CaseEvent, Delivery, Notification
+
+from .test_paths import TWO_COWS, Driver
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
+
+@pytest.fixture
+def drive(sessions, officers, virtual_clock):
+    return Driver(sessions, officers, virtual_clock)
+
+
+class Statements:
+    """The INSERT and SELECT statements run on an engine while in use: (verb, table, executemany, rows)."""
+
+    def __init__(self, engine) -> None:
+        self.engine, self.seen = engine, []
+
+    def _record(self, _conn, _cursor, statement, parameters, _context, many) -> None:
+        found = re.match(r"\s*(INSERT INTO|SELECT\s.*?\sFROM)\s+\"?(\w+)", statement, re.S)
+        if found:
+            verb = "INSERT" if found.group(1) == "INSERT INTO" else "SELECT"
+            self.seen.append((verb, found.group(2), many, len(parameters) if many else 1))
+
+    def __enter__(self):
+        event.listen(self.engine, "before_cursor_execute", self._record)
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        event.remove(self.engine, "before_cursor_execute", self._record)
+
+    def of(self, verb: str, table: str) -> list[tuple]:
+        return [row for row in self.seen if row[:2] == (verb, table)]
+
+
+def test_history_and_notices_added_together_go_in_one_insert_each_and_are_chained(drive, sessions, officers):
+    case_id = drive.start(TWO_COWS).id
+    with sessions() as session:
+        before = session.scalar(select(func.count(AuditEntry.id)))
+    with Statements(sessions.kw["bind"]) as seen, sessions() as session:
+        now = clock.now()
+        for n in range(3):
+            session.add(CaseEvent(case_id=case_id, at=now, kind="act", name=f"step {n}", element_id=None,
+                                  actor_role="secretary", actor_user_id=officers["secretary"].id,
+                                  detail_json=json.dumps({"n": n})))
+        for role in ("secretary", "sarpanch"):
+            session.add(Notification(user_id=officers[role].id, case_id=case_id, template="case_closed",
+                                     message="closed", created_at=now))
+        session.commit()
+    assert seen.of("INSERT", "case_event") == [("INSERT", "case_event", True, 3)]
+    assert seen.of("INSERT", "notification") == [("INSERT", "notification", True, 2)]
+    assert seen.of("INSERT", "audit_entry") == [("INSERT", "audit_entry", True, 3)]
+    with sessions() as session:
+        added = list(session.scalars(select(AuditEntry).order_by(AuditEntry.seq).offset(before)))
+        names = [row.name for row in session.scalars(
+            select(CaseEvent).where(CaseEvent.case_id == case_id, CaseEvent.kind == "act").order_by(CaseEvent.id))]
+        verdict = audit.verify(session)
+    assert names == ["step 0", "step 1", "step 2"]
+    assert [(e.kind, e.actor, json.loads(e.detail_json)["name"]) for e in added] == [
+        ("case.act", "sec", "step 0"), ("case.act", "sec", "step 1"), ("case.act", "sec", "step 2")]
+    assert [e.seq for e in added] == list(range(before + 1, before + 4))
+    assert verdict.ok and verdict.checked == before + 3
+
+
+def test_a_notification_with_a_delivery_is_written_with_its_id(drive, sessions, officers):
+    case_id = drive.start(TWO_COWS).id
+    with sessions() as session:
+        now = clock.now()
+        notice = Notification(user_id=officers["secretary"].id, case_id=case_id, template="case_closed",
+                              message="closed", created_at=now)
+        session.add(notice)
+        session.add(Delivery(notification=notice, channel="email", target="sec@rampura.example", status="pending",
+                             attempts=0, next_attempt_at=now, last_error="", created_at=now))
+        session.commit()
+        notice_id = notice.id
+    with sessions() as session:
+        delivery = session.scalar(select(Delivery).where(Delivery.target == "sec@rampura.example"))
+        assert notice_id is not None and delivery.notification_id == notice_id
+        assert session.get(Notification, notice_id).message == "closed"
+
+
+def test_a_rolled_back_unit_leaves_none_of_its_rows(drive, sessions, officers):
+    case_id = drive.start(TWO_COWS).id
+    with sessions() as session:
+        counts = (session.scalar(select(func.count(CaseEvent.id))), session.scalar(select(func.count(AuditEntry.id))))
+    with sessions() as session:
+        session.add(CaseEvent(case_id=case_id, at=clock.now(), kind="act", name="kept?", element_id=None,
+                              actor_role=None, actor_user_id=None, detail_json="{}"))
+        session.flush()  # written, then undone
+        session.rollback()
+    with sessions() as session:
+        assert (session.scalar(select(func.count(CaseEvent.id))),
+                session.scalar(select(func.count(AuditEntry.id)))) == counts
+        assert audit.verify(session).ok
