@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 import pytest
 from sqlalchemy import event, func, select
 
 from webapp import clock
+from webapp.services import channels, notifications, preferences
 from webapp.store import audit
-from webapp.store.models import AuditEntry, CaseEvent, Delivery, Notification
+from webapp.store.models import AuditEntry, Case, CaseEvent, Delivery, Notification, User
 
 from .test_paths import TWO_COWS, Driver
 
@@ -110,3 +112,56 @@ def test_a_rolled_back_unit_leaves_none_of_its_rows(drive, sessions, officers):
         assert (session.scalar(select(func.count(CaseEvent.id))),
                 session.scalar(select(func.count(AuditEntry.id)))) == counts
         assert audit.verify(session).ok
+
+
+def test_recipients_are_read_once_per_transaction_and_again_in_the_next(drive, sessions, officers):
+    case_id = drive.start(TWO_COWS).id
+    with Statements(sessions.kw["bind"]) as seen, sessions() as session:
+        case = session.get(Case, case_id)
+        first = notifications.notify(session, case, ["secretary", "sarpanch"], "case_closed")
+        second = notifications.notify(session, case, ["secretary", "sarpanch"], "case_closed")
+        session.commit()
+    assert [n.user_id for n in first] == [n.user_id for n in second] == [officers["secretary"].id,
+                                                                         officers["sarpanch"].id]
+    assert len(seen.of("SELECT", "app_user")) == 1  # with their channel choices (an outer join)
+    assert seen.of("SELECT", "notification_preference") == []
+    with sessions() as session:  # the sarpanch leaves office: the next transaction asks again
+        session.get(User, officers["sarpanch"].id).active = False
+        session.commit()
+    with sessions() as session:
+        third = notifications.notify(session, session.get(Case, case_id), ["secretary", "sarpanch"], "case_closed")
+        session.commit()
+    assert [n.user_id for n in third] == [officers["secretary"].id]
+
+
+def test_channels_chosen_in_a_transaction_apply_to_its_later_notices(drive, sessions, officers):
+    case_id = drive.start(TWO_COWS).id
+    secretary = officers["secretary"]
+    with sessions() as session:
+        case = session.get(Case, case_id)
+        notifications.notify(session, case, ["secretary"], "case_closed")  # asks for the choices: none yet
+        preferences.save(session, secretary, preferences.Choices(email_enabled=True,
+                                                                 email_address="sec@rampura.example"),
+                         channels.ChannelSettings())
+        notifications.notify(session, case, ["secretary"], "case_closed")
+        session.commit()
+    with sessions() as session:
+        targets = list(session.scalars(select(Delivery.target)))
+    assert targets == ["sec@rampura.example"]
+
+
+def test_a_deadline_reminder_is_sent_once_however_often_the_case_is_saved(drive, sessions, officers):
+    drive.start(TWO_COWS)
+    drive.fire_past(datetime.fromisoformat("2026-01-09T00:00:00+05:30"))
+    drive.move("2026-01-09T11:00:00+05:30")
+    drive.act("secretary", "ut_publish_notice", {"objection_period_days": 30, "full_price": "12000.00"})
+    # the conditional auction's last day is 2026-01-11: it is less than three days away, so the
+    # reminder is due at once; the saves after it do not send it again
+    for instant in ("2026-01-09T12:00:00+05:30", "2026-01-10T10:00:00+05:30", "2026-01-11T09:00:00+05:30"):
+        drive.move(instant)
+        drive.act("secretary", "ut_record_bid", {"bidder": f"Bidder {instant[8:10]}", "amount": "9000.00"})
+    with sessions() as session:
+        near = list(session.scalars(select(Notification).where(Notification.template == "deadline_near",
+                                                               Notification.user_id == officers["secretary"].id)))
+    assert [json.loads(n.params_json)["last_day"] for n in near] == ["2026-01-11"]
+    assert "the conditional auction" in near[0].message

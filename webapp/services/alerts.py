@@ -33,6 +33,7 @@ from .. import clock, legal_time
 from ..engine import runtime
 from ..errors import Conflict, Rule130Error
 from ..i18n import N_
+from ..store import txcache
 from ..store.models import Case, DeadlineReminder
 from . import notifications
 
@@ -149,10 +150,13 @@ def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:
         if isinstance(row, DeadlineReminder) and (row.case_id, row.element_id, row.due_at) == (
                 run.case.id, timer.bpmn_id, timer.due):
             return True
-    with run.session.no_autoflush:
-        return run.session.scalar(select(DeadlineReminder.id).where(
-            DeadlineReminder.case_id == run.case.id, DeadlineReminder.element_id == timer.bpmn_id,
-            DeadlineReminder.due_at == timer.due)) is not None
+    sent = txcache.of(run.session, "reminders")
+    if run.case.id not in sent:  # the case's stored reminders, read once per transaction
+        with run.session.no_autoflush:
+            sent[run.case.id] = {(element_id, due_at) for element_id, due_at in run.session.execute(
+                select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
+                    DeadlineReminder.case_id == run.case.id))}
+    return (timer.bpmn_id, timer.due) in sent[run.case.id]  # aware instants: equal in any zone
 
 
 def next_reminder(run: "CaseRun") -> datetime | None:

@@ -85,7 +85,8 @@ class CaseRun:
         """Notify the officers of ``roles`` in the case's scope and record it in the history."""
         self._sync_columns()
         self.notified_roles.update(roles)
-        rows = notifications.notify(self.session, self.case, roles, template, **params)
+        with self.session.no_autoflush:  # the case row is written once, at save
+            rows = notifications.notify(self.session, self.case, roles, template, **params)
         self.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
     _caused: list[CaseEvent] | None = None  # while the engine runs: the rows its steps write (see run)

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import clock
 from ..errors import Conflict, NotFound, Refused
 from ..i18n import M_, N_, render_for
+from ..store import txcache
 from ..store.models import Case, Delivery, Notification, NotificationPreference, User
 from . import channels
 
@@ -60,11 +61,20 @@ SUBJECTS: dict[str, str] = {
 }
 
 
+CHOICES = "channel choices"  # txcache name: user id -> NotificationPreference or None, this transaction
+
+
 def preferences(session: Session, user_ids: list[int]) -> dict[int, NotificationPreference]:
-    """The stored channel choices of ``user_ids`` that have any, by user id (one query, no flush)."""
-    with session.no_autoflush:
-        return {pref.user_id: pref for pref in session.scalars(
-            select(NotificationPreference).where(NotificationPreference.user_id.in_(user_ids)))}
+    """The stored channel choices of ``user_ids`` that have any, by user id (one query, no flush;
+    the users already asked about in this transaction are not asked again)."""
+    known = txcache.of(session, CHOICES)
+    missing = [user_id for user_id in user_ids if user_id not in known]
+    if missing:
+        with session.no_autoflush:
+            found = {pref.user_id: pref for pref in session.scalars(
+                select(NotificationPreference).where(NotificationPreference.user_id.in_(missing)))}
+        known.update({user_id: found.get(user_id) for user_id in missing})
+    return {user_id: known[user_id] for user_id in user_ids if known[user_id] is not None}
 
 
 def enqueue(session: Session, notification: Notification, user: User,

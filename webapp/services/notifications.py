@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from .. import clock
 from ..i18n import N_, current_language, render_for
-from ..store.models import Case, Notification, Panchayat, User
+from ..store import txcache
+from ..store.models import Case, Notification, NotificationPreference, Panchayat, User
 from . import deliveries
 
 TEMPLATES: dict[str, str] = {
@@ -38,7 +39,16 @@ TEMPLATES: dict[str, str] = {
 
 
 def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
-    """The active officers of ``roles`` whose scope covers ``case`` (one query, ordered by user id)."""
+    """The active officers of ``roles`` whose scope covers ``case`` (one query, ordered by user id;
+    asked again in the same transaction, the answer it gave)."""
+    key = (case.id, case.receiving_officer_id, tuple(dict.fromkeys(roles)))
+    known = txcache.of(session, "recipients")
+    if key not in known:
+        known[key] = _recipients(session, case, roles)
+    return list(known[key])
+
+
+def _recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
     wanted = []
     panchayat = None
     for role in dict.fromkeys(roles):
@@ -59,7 +69,14 @@ def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
         wanted.append((User.role == role) & scope)
     if not wanted:
         return []
-    return list(session.scalars(select(User).where(User.active.is_(True), or_(*wanted)).order_by(User.id)))
+    # with each officer's channel choices (none: inbox only), for deliveries.preferences
+    found = session.execute(select(User, NotificationPreference)
+                            .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
+                            .where(User.active.is_(True), or_(*wanted)).order_by(User.id)).all()
+    chosen = txcache.of(session, deliveries.CHOICES)
+    for user, pref in found:
+        chosen.setdefault(user.id, pref)  # a choice saved earlier in this transaction stands
+    return [user for user, _ in found]
 
 
 def notify(session: Session, case: Case, roles: list[str], template: str, *, exclude_user_id: int | None = None,

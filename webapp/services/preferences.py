@@ -9,8 +9,9 @@ from sqlalchemy.orm import Session
 from .. import clock
 from ..errors import Refused
 from ..i18n import M_
+from ..store import txcache
 from ..store.models import NotificationPreference, User
-from . import channels
+from . import channels, deliveries
 
 
 @dataclass
@@ -54,4 +55,5 @@ def save(session: Session, user: User, choices: Choices, settings: channels.Chan
     row.email_enabled, row.email_address = bool(choices.email_enabled), email
     row.webhook_enabled, row.webhook_url = bool(choices.webhook_enabled), url
     row.updated_at = clock.now()
+    txcache.of(session, deliveries.CHOICES)[user.id] = row  # a notice later in this transaction uses the new choice
     return get(session, user)
