@@ -219,6 +219,25 @@ def test_every_animal_dying_in_the_window_closes_the_case_with_a_shortfall(drive
 
 # -- (e): no objection, unsold, highest bid accepted ------------------------------------------------
 
+def test_of_two_equal_highest_bids_the_earlier_is_accepted(drive):
+    """RULE130.md "Edge cases": a later bid of the same amount does not outbid the earlier one."""
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    for instant, bidder, amount in (("2026-01-10T12:00:00+05:30", "Bidder A", "9000"),
+                                    ("2026-01-10T15:00:00+05:30", "Bidder B", "9000.00"),
+                                    ("2026-01-11T10:00:00+05:30", "Bidder C", "8999.99")):
+        drive.move(instant)
+        drive.act("secretary", "ut_record_bid", {"bidder": bidder, "amount": amount})
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "accept_highest_bid"})
+    sale = drive.file().sale
+    assert (sale.buyer, sale.amount, sale.day, sale.kind) == ("Bidder A", D("9000.00"), date(2026, 1, 12),
+                                                             "accepted_highest_bid")
+    assert drive.entries() == [("buyer", "suspense", D("9000.00"), "auction_money", "Rule 130(b)")]
+
+
 def test_no_objection_unsold_highest_bid_accepted_then_auction_final(drive):
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
