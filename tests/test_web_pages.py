@@ -236,6 +236,7 @@ def test_new_case_refusals_rerender_with_422_and_create_nothing(client, sessions
     page = client.post("/cases/new", data=form)
     assert page.status_code == 422
     assert message in text_of(page)
+    assert "UTC offset" not in text_of(page)  # the API's words are not the page's
     assert 'value="Kanji House"' in page.get_data(as_text=True)  # typed values kept
     with sessions() as session:
         assert session.query(Case).count() == 0
