@@ -98,6 +98,15 @@ def test_a_new_rate_takes_effect_only_from_a_later_day(sessions, officers, virtu
     assert add(sessions, admin, "RMP", effective_from="2026-01-06").panchayat_id is not None
 
 
+def test_a_rate_more_than_five_years_ahead_is_refused_as_a_mistyped_year(sessions, officers, virtual_clock):
+    admin = officers["administrator"]  # today 2026-01-05: the first allowed day is 2026-01-06
+    for typed in ("9999-04-01", "2031-01-07"):
+        with pytest.raises(Refused, match="at most 5 years ahead; check the year: choose 2031-01-06 or earlier") as refused:
+            add(sessions, admin, effective_from=typed)
+        assert refused.value.field_errors == {"effective_from": "too far ahead"}
+    assert add(sessions, admin, effective_from="2031-01-06").effective_from == date(2031, 1, 6)
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"species": "yak"}, "unknown species yak"),
     ({"fine": "-1"}, "cannot be negative"),

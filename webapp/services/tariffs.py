@@ -35,6 +35,7 @@ from ..tariff import SPECIES
 from .amounts import parse_amount
 
 NOTE_LIMIT = 500
+MAX_YEARS_AHEAD = 5  # a rate further ahead than this is taken for a mistyped year (20266, 9999)
 DEFAULT_ZONE = "Asia/Kolkata"
 
 
@@ -190,6 +191,14 @@ def _day(value: object) -> date:
                       {"effective_from": M_("not a date")}) from None
 
 
+def _years_after(day: date, years: int) -> date:
+    """The same calendar day ``years`` later (29 February: the 28th)."""
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:
+        return day.replace(year=day.year + years, day=28)
+
+
 def add(session: Session, admin: User, code: str | None, *, species: object, fine: object, feeding_per_day: object,
         effective_from: object, note: object = "") -> TariffRate:
     """Add the rate of one species for a scope, in force from ``effective_from``.
@@ -199,13 +208,14 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
         species: one of webapp.tariff.SPECIES.
         fine, feeding_per_day: rupees as text ("500", "75.25") or Decimal; zero allowed, not negative.
         effective_from: a local calendar day (``YYYY-MM-DD`` or a date) after today (see
-            :func:`first_allowed_day`).
+            :func:`first_allowed_day`) and at most ``MAX_YEARS_AHEAD`` years after that day.
         note: why (optional, at most 500 characters).
     Returns:
         the new row (the previous rates stay, as history).
     Raises:
         NotPermitted, NotFound (see :func:`scope`); Refused: an unknown species, an amount that is
-        not rupees with paise, an effective day that is not after today (named), a long note.
+        not rupees with paise, an effective day that is not after today or is more than
+        ``MAX_YEARS_AHEAD`` years after the first allowed day (each named), a long note.
     """
     panchayat = scope(session, admin, code)
     kind = str(species or "").strip().lower() if isinstance(species, str) else ""
@@ -219,6 +229,10 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
     if day < first:
         raise Refused(M_("a new rate takes effect from a later day than today, so that no case already impounded "
                          "changes: choose %(day)s or later", day=first), {"effective_from": M_("too early")})
+    last = _years_after(first, MAX_YEARS_AHEAD)
+    if day > last:
+        raise Refused(M_("a new rate takes effect at most %(years)s years ahead; check the year: choose %(day)s or "
+                         "earlier", years=MAX_YEARS_AHEAD, day=last), {"effective_from": M_("too far ahead")})
     if note is not None and not isinstance(note, str):
         raise Refused(M_("the note must be text"), {"note": M_("not text")})
     note_text = (note or "").strip()
