@@ -86,8 +86,7 @@ class CaseLedger:
              memo: str = "", reversal_of: int | None = None, reason: str = "") -> LedgerEntry:
         """Move ``amount`` rupees (Decimal, > 0, whole paise) from one account to another, now.
 
-        Returns the new entry, added to the session (written, with its id, at the next flush: a
-        query of the ledger in the same transaction sees it).
+        Returns the new entry (flushed: it has its id).
         Raises:
             EngineFailure: a non-positive, non-Decimal or sub-paisa amount, or an unknown account.
         """
@@ -101,6 +100,7 @@ class CaseLedger:
                             reversal_of=reversal_of, reason=reason)
         self.session.add(entry)
         self.posted_by = self.element_id
+        self.session.flush()
         return entry
 
     def balance(self, account: str) -> Decimal:
@@ -329,7 +329,6 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
     book.element_id = entry.element_id
     reversal = book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal", clause=entry.clause,
                          memo=f"reversal of entry {entry.id} ({entry.kind})", reversal_of=entry.id, reason=reason)
-    session.flush()  # the reversal's id, for the history below
     try:
         check_invariants(session, case, case.status == "completed", cases.expectations(case))
     except InvariantBroken as broken:
