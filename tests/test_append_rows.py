@@ -13,6 +13,7 @@ import re
 from datetime import datetime
 
 import pytest
+
 from sqlalchemy import event, func, select
 
 from webapp import clock
@@ -165,3 +166,23 @@ def test_a_deadline_reminder_is_sent_once_however_often_the_case_is_saved(drive,
                                                                Notification.user_id == officers["secretary"].id)))
     assert [json.loads(n.params_json)["last_day"] for n in near] == ["2026-01-11"]
     assert "the conditional auction" in near[0].message
+
+
+def test_a_reminder_falling_due_before_an_act_is_sent_once_in_that_act(drive, sessions, officers):
+    """The act's first engine pass sends it; the act's write (a flush) and its second pass do not
+    send it again (the deadline_reminder row is unique per timer and due instant)."""
+    drive.start(TWO_COWS)
+    drive.fire_past(datetime.fromisoformat("2026-01-09T00:00:00+05:30"))
+    drive.move("2026-01-09T11:00:00+05:30")
+    drive.act("secretary", "ut_publish_notice", {"objection_period_days": 30, "full_price": "12000.00"})
+    drive.move("2026-01-10T12:00:00+05:30")
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000.00"})
+    drive.fire_past(datetime.fromisoformat("2026-01-12T00:00:00+05:30"))  # the auction closes unsold
+    # no worker pass since: the objection period's reminder (last day 2026-02-08) fell due on 02-06
+    drive.move("2026-02-06T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "accept_highest_bid"})
+    with sessions() as session:
+        near = [json.loads(n.params_json)["last_day"] for n in session.scalars(
+            select(Notification).where(Notification.template == "deadline_near",
+                                       Notification.user_id == officers["sarpanch"].id).order_by(Notification.id))]
+    assert near == ["2026-02-08"]

@@ -138,25 +138,28 @@ def deadlines_near(run: "CaseRun") -> None:
             continue
         run.session.add(DeadlineReminder(case_id=run.case.id, element_id=timer.bpmn_id, due_at=timer.due,
                                          sent_at=now))
+        _sent(run)[run.case.id].add((timer.bpmn_id, timer.due))  # flushed or not, it counts as sent
         left = (last - legal_time.local_day(now, tz)).days + 1
         send(run, list(period.roles), "deadline_near", period=period.name, last_day=last.isoformat(),
              days_left=left, consequence=period.consequence)
 
 
-def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:
-    """Whether the reminder of this timer and due instant was sent (stored, or added in this unit of
-    work). No autoflush: an early flush would write the case row twice."""
-    for row in run.session.new:
-        if isinstance(row, DeadlineReminder) and (row.case_id, row.element_id, row.due_at) == (
-                run.case.id, timer.bpmn_id, timer.due):
-            return True
+def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
+    """The (element, due instant) of the case's reminders sent: those stored, read once per
+    transaction (no autoflush: an early flush would write the case row twice), and those this
+    transaction added (:func:`deadlines_near` notes each)."""
     sent = txcache.of(run.session, "reminders")
-    if run.case.id not in sent:  # the case's stored reminders, read once per transaction
+    if run.case.id not in sent:
         with run.session.no_autoflush:
             sent[run.case.id] = {(element_id, due_at) for element_id, due_at in run.session.execute(
                 select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
                     DeadlineReminder.case_id == run.case.id))}
-    return (timer.bpmn_id, timer.due) in sent[run.case.id]  # aware instants: equal in any zone
+    return sent
+
+
+def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:
+    """Whether the reminder of this timer and due instant was sent (stored, or added in this unit of work)."""
+    return (timer.bpmn_id, timer.due) in _sent(run)[run.case.id]  # aware instants: equal in any zone
 
 
 def next_reminder(run: "CaseRun") -> datetime | None:
