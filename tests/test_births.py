@@ -179,3 +179,28 @@ def test_no_birth_or_death_after_the_cattle_were_delivered_to_the_owner(drive):
     assert drive.entries() == [("objector", "pound_account", D("5800.00"), "fine_and_feeding", "Rule 130(d)")]
     refused(drive, birth, drive, tag="RJ-1", born_on="2026-02-01", match="RJ-1 is no longer in the pound")
     refused(drive, drive.animal_event, "death", tag="RJ-2", match="RJ-2 is no longer in the pound")
+
+
+def test_a_calfs_default_description_reads_in_the_readers_language(drive, sessions, client):
+    """Stored in English ("calf of RJ-2", like the ledger memos), shown in Hindi as Hindi."""
+    from sqlalchemy import select
+
+    from webapp.store.models import CaseDocument
+
+    from .test_web_pages import login, text_of
+
+    drive.start(TWO_COWS)
+    drive.move("2026-01-07T06:00:00+05:30")
+    birth(drive, position=2)
+    assert drive.file().animals[2].description == "calf of RJ-2"
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    with sessions() as session:
+        notices = {row.language: row.html for row in session.scalars(
+            select(CaseDocument).where(CaseDocument.case_id == drive.case_id, CaseDocument.key == "notice"))}
+    assert "<td>calf of RJ-2</td>" in notices["en"]
+    assert "<td>RJ-2 का बछड़ा</td>" in notices["hi"] and "calf of" not in notices["hi"]
+    login(client, "sec")
+    client.post("/language", data={"lang": "hi", "next": "/"})
+    page = text_of(client.get(f"/cases/{drive.case_id}"))
+    assert "RJ-2 का बछड़ा" in page and "calf of" not in page

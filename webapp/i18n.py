@@ -400,14 +400,15 @@ def render_for(language: str | None, template: str, **params: Any) -> str:
 # -- texts stored in English by the handlers, shown in the reader's language ---------------------
 
 # Texts stored in English with names in them: ledger memos written by the handlers (handlers/*.py),
-# history rows and version notes of the services; each shown through its catalogue entry.
+# history rows and version notes of the services, the default description of a calf born in the
+# pound (services/cases.py); each shown through its catalogue entry.
 MEMOS = (N_("auction money from %(name)s"), N_("remitted by %(name)s"), N_("security from %(name)s"),
          N_("fine and feeding paid by %(name)s"), N_("auction money repaid to %(name)s"),
          N_("remittance less fine and feeding"), N_("buyer's feeding to %(name)s"),
          N_("Moved from version %(from)s to version %(to)s"), N_("redeploy of v%(number)s: %(note)s"),
          N_("redeploy of v%(number)s"), N_("reversal of entry %(num)s (%(kind)s)"),
          N_("RULE130.md example defaults (not the law)"), N_("migration %(name)s"),
-         N_("bundled Rule 130 process"))
+         N_("bundled Rule 130 process"), N_("calf of %(name)s"))
 # The words of the clause references (``Rule 130(b) proviso (reading)``): translated word by word.
 CLAUSE_WORDS = (N_("Rule"), N_("proviso"), N_("Note"), N_("Explanation"), N_("heading"), N_("opening words"),
                 N_("reading"), N_("with"), N_("and its"), N_("and"), N_("day"), N_("(a)"), N_("(b)"), N_("(c)"),

@@ -115,8 +115,8 @@ _environments: dict[str, Environment] = {}
 def environment(language: str) -> Environment:
     """The Jinja environment of ``language`` for the document templates (``templates/documents``):
     autoescaped HTML, ``_``/``ngettext`` from that language's catalogue (Flask-Babel's ``%(name)s``
-    style), the filters ``day``, ``when``, ``rupees``, ``words``, ``listing`` of webapp.i18n and
-    ``forum`` (:func:`appellate_forum` of an issuer)."""
+    style), the filters ``day``, ``when``, ``rupees``, ``words``, ``listing``, ``memo`` of
+    webapp.i18n and ``forum`` (:func:`appellate_forum` of an issuer)."""
     if language not in _environments:
         catalogue = i18n.translations_for(language)
 
@@ -138,7 +138,8 @@ def environment(language: str) -> Environment:
         env.filters.update(day=partial(_day, language=language), rupees=partial(i18n.format_rupees, language=language),
                            when=lambda value, tz: i18n.format_instant(value, tz, language), words=words,
                            listing=partial(i18n.format_listing, language=language),
-                           forum=partial(appellate_forum, language=language))
+                           forum=partial(appellate_forum, language=language),
+                           memo=lambda value: i18n.retranslate(value, i18n.MEMOS, language))
         _environments[language] = env
     return _environments[language]
 
