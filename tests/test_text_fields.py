@@ -207,9 +207,9 @@ def test_an_empty_new_case_form_shows_every_field_error_at_once_in_english_and_h
     assert field_error_texts(page) == {"impounded_at": "not a date and time", "place_seized": "this field is required",
                                        "place_impounded": "this field is required",
                                        "nearest_village": "this field is required", "animals": "no animals"}
-    assert ("the form has errors: the time of impoundment must be a valid date and time (in the API with its UTC "
-            "offset, e.g. 2026-01-05T10:00:00+05:30); the place seized is required; the place impounded is required; "
-            "the village nearest the place of seizure is required; record at least one animal") in text_of(page)
+    assert ("the form has errors: the time of impoundment must be a valid date and time; the place seized is "
+            "required; the place impounded is required; the village nearest the place of seizure is required; "
+            "record at least one animal") in text_of(page)  # the page's words: no UTC offset
     hindi(client)
     page = client.post("/cases/new", data=empty)
     assert page.status_code == 422
@@ -217,6 +217,7 @@ def test_an_empty_new_case_form_shows_every_field_error_at_once_in_english_and_h
                                        "place_impounded": "यह जानकारी आवश्यक है",
                                        "nearest_village": "यह जानकारी आवश्यक है", "animals": "कोई पशु नहीं"}
     assert "प्रपत्र में त्रुटियाँ हैं: " in text_of(page) and "पकड़ने का स्थान आवश्यक है" in text_of(page)
+    assert "निरुद्ध करने का समय मान्य दिनांक और समय होना चाहिए;" in text_of(page) and "UTC" not in text_of(page)
     assert case_count(sessions) == 0
 
 

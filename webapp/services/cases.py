@@ -283,9 +283,17 @@ def _text(value: Any, label: str, field: str) -> str:
     return text
 
 
+class TypedTime(str):
+    """A date and time as typed in a page's form field, which the page could not read: refused in
+    the page's words (the API's message speaks of UTC offsets)."""
+
+
 def _impounded_instant(value: datetime | str) -> datetime:
     """The instant of impoundment: a valid date and time, not in the future, at most
     :data:`MAX_AGE_DAYS` days ago. Raises Refused naming the problem."""
+    if isinstance(value, TypedTime):
+        raise Refused(M_("the time of impoundment must be a valid date and time"),
+                      {"impounded_at": M_("not a date and time")})
     try:
         when = legal_time.parse_instant(value)
     except (ValueError, TypeError):

@@ -252,17 +252,16 @@ def _animal_rows(count: int) -> list[dict[str, str]]:
              "tag": request.form.get(f"tag-{n}", "")} for n in range(1, count + 1)]
 
 
-def _impounded_at(text: str, tz: str) -> datetime:
+def _impounded_at(text: str, tz: str) -> datetime | str:
     """A datetime-local value (2026-01-05T10:00) read in the Panchayat's zone, as an aware instant.
 
-    Raises:
-        Refused: not a date and time (the page's own words: the API's message speaks of offsets).
+    Anything unreadable is passed on as :class:`cases.TypedTime`, for the service to refuse in the
+    page's words together with the form's other mistakes.
     """
     try:
         naive = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise Refused(M_("the time of impoundment must be a valid date and time"),
-                      {"impounded_at": M_("not a date and time")}) from None
+        return cases.TypedTime(text)
     if naive.tzinfo is not None:
         return naive
     return naive.replace(tzinfo=ZoneInfo(tz))
