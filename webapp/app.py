@@ -103,21 +103,48 @@ def sessions():
     return current_app.extensions["rule130.sessions"]
 
 
+LEASE_RETRY_SECONDS = 5
+
+
 def start_timer_worker(app: Flask) -> threading.Thread:
-    """Run the timer worker in a daemon thread of this process (``rule130 serve`` default)."""
+    """Run the timer worker in a daemon thread of this process (``rule130 serve`` default).
+
+    While another worker holds the lease (SQLite runs one), the thread tries again every
+    ``LEASE_RETRY_SECONDS`` until it is free; :func:`stop_timer_worker` ends it and frees the lease."""
     from .services import timers
 
     stop = threading.Event()
     app.extensions["rule130.worker_stop"] = stop
 
     def work() -> None:
-        try:
-            timers.run_worker(app.extensions["rule130.sessions"], stop)
-        except timers.LeaseHeld as held:
-            logging.getLogger("rule130.timers").warning("in-process timer worker not started: %s", held)
+        # Another worker's lease (or the lease of this server's previous run, stopped a moment ago)
+        # keeps it waiting, never gone: it tries again until the lease is free or expires.
+        waited = False
+        while not stop.is_set():
+            try:
+                timers.run_worker(app.extensions["rule130.sessions"], stop)
+                return
+            except timers.LeaseHeld as held:
+                if not waited:
+                    logging.getLogger("rule130.timers").warning(
+                        "in-process timer worker waiting: %s; trying again every %s s", held, LEASE_RETRY_SECONDS)
+                    waited = True
+                stop.wait(LEASE_RETRY_SECONDS)
 
     thread = threading.Thread(target=work, name="rule130-timer-worker", daemon=True)
     thread.start()
+    app.extensions["rule130.worker_thread"] = thread
     from .services import channels, deliveries
     deliveries.start_thread(app.extensions["rule130.sessions"], channels.ChannelSettings.load(app.config), stop)
     return thread
+
+
+def stop_timer_worker(app: Flask, timeout: float = 10.0) -> None:
+    """Stop the in-process timer worker, if any, and wait for it to release its lease (a server
+    started again at once then runs its worker at once, instead of waiting for the lease to expire)."""
+    stop = app.extensions.get("rule130.worker_stop")
+    if stop is not None:
+        stop.set()
+    thread = app.extensions.get("rule130.worker_thread")
+    if thread is not None:
+        thread.join(timeout)

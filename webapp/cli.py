@@ -75,7 +75,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
     from waitress import serve as waitress_serve
 
-    from .app import create_app
+    from .app import create_app, stop_timer_worker
 
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -92,7 +92,18 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
     app = create_app(config)
     click.echo(f"rule130 serving on http://{host}:{port}/ "
                f"({'without' if no_worker else 'with'} the timer worker)")
-    waitress_serve(app, host=host, port=port, threads=8)
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM (systemd, kill) ends the server as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        waitress_serve(app, host=host, port=port, threads=8)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop_timer_worker(app)  # frees the timer lease for the next start
+    click.echo("rule130 stopped")
 
 
 @main.command()
