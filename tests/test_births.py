@@ -204,3 +204,21 @@ def test_a_calfs_default_description_reads_in_the_readers_language(drive, sessio
     client.post("/language", data={"lang": "hi", "next": "/"})
     page = text_of(client.get(f"/cases/{drive.case_id}"))
     assert "RJ-2 का बछड़ा" in page and "calf of" not in page
+
+
+def test_once_every_animal_died_after_the_notice_nothing_is_bid_sold_or_sent_for_sale(drive):
+    """The notice and the auction cover the living (RULE130.md "Money"): dead cattle are not sold."""
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.move("2026-01-10T09:00:00+05:30")
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000"})
+    for tag in ("RJ-1", "RJ-2"):
+        drive.animal_event("death", tag=tag)
+    refused(drive, drive.act, "secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000"},
+            match="no animal of the lot is alive in the pound (each died or escaped); no bid can be taken")
+    drive.fire_past(ist_midnight("2026-01-12"))  # the auction closes unsold
+    for choice in ({"choice": "accept_highest_bid"}, {"choice": "cattle_fair", "receiver": "Gram Panchayat Kishanpura"}):
+        refused(drive, drive.act, "sarpanch", "ut_decide_unsold", choice,
+                match="the cattle cannot be sold or sent for sale")
+    assert drive.entries() == [] and drive.file().sale is None and drive.file().dispatch is None

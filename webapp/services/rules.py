@@ -213,12 +213,17 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
     if not legal_time.is_within(at, auction.last_day, cf.timezone):
         raise DeadlinePassed(M_("the auction closed at the end of %(day)s; no bid can be taken", day=auction.last_day),
                              last_day=fmt_day(auction.last_day))
+    if not cf.living_animals():  # the auction covers the living (RULE130.md "Money")
+        raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); no bid can be taken"))
     return data
 
 
 @check("decide_unsold")
 def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
     choice = data.get("choice")
+    if choice in ("accept_highest_bid", "neighbouring_panchayat", "cattle_fair") and not cf.living_animals():
+        raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); the cattle cannot be "
+                         "sold or sent for sale"), {"choice": M_("no living animal")})
     if choice == "accept_highest_bid":
         if cf.auction is None or not cf.auction.bids:
             raise Refused(M_("there is no bid to accept; send the cattle for sale instead"), {"choice": M_("no bid")})
