@@ -194,7 +194,10 @@ def test_the_services_refuse_control_characters_from_any_caller(sessions, office
             "animals": [{"species": "cow", "description": "brown cow", "tag": "RJ-1"}]}
     for change, named in (({"place_seized": "Bhim\x00pura"}, "the place seized contains a control character (U+0000)"),
                           ({"animals": [{"species": "cow", "description": "cow", "tag": "RJ\x00"}]},
-                           "animals[0].tag contains a control character (U+0000)")):
+                           "animals[0].tag contains a control character (U+0000)"),
+                          # a right-to-left override shows "\u202eevil" as "live" on every page
+                          ({"nearest_village": "\u202eevil"}, "contains a control character (U+202E)"),
+                          ({"place_impounded": "Kanji \u2066House\u2069"}, "contains a control character (U+2066)")):
         with pytest.raises(Refused) as refused:
             uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"], **{**base, **change})
         assert named in str(refused.value.message)

@@ -16,9 +16,11 @@ from typing import Any, Iterator
 from .errors import Refused
 from .i18n import M_
 
-# C0 controls and DEL, less \t \n \r; and lone surrogates (U+D800-U+DFFF, from a JSON "\ud800"), which
+# C0 controls and DEL, less \t \n \r; the bidirectional embedding, override and isolate controls
+# (U+202A-U+202E, U+2066-U+2069), which make a name show reversed ("\u202eevil" reads "live") in
+# pages, registers and documents; and lone surrogates (U+D800-U+DFFF, from a JSON "\ud800"), which
 # are not text: no encoding can store them
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # what ends a line: CR, LF, VT, FF, NEL, the line and paragraph separators (as str.splitlines, less
 # the information separators U+001C-U+001E, which CONTROL refuses anyway)
 LINE_BREAK = re.compile("[\r\n\x0b\x0c\x85\u2028\u2029]")
