@@ -222,3 +222,24 @@ def test_once_every_animal_died_after_the_notice_nothing_is_bid_sold_or_sent_for
         refused(drive, drive.act, "sarpanch", "ut_decide_unsold", choice,
                 match="the cattle cannot be sold or sent for sale")
     assert drive.entries() == [] and drive.file().sale is None and drive.file().dispatch is None
+
+
+def test_a_receiving_officer_named_by_a_shared_display_name_is_asked_for_by_user_name(drive, sessions, officers):
+    from webapp.services import users
+
+    from .conftest import FAST_HASH
+
+    with sessions() as session:
+        users.create_user(session, "recv2", PASSWORD, "receiving_officer", display_name="Gram Panchayat  kishanpura",
+                          password_method=FAST_HASH)
+        session.commit()
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))  # no bid: the auction closes unsold
+    refused(drive, drive.act, "sarpanch", "ut_decide_unsold",
+            {"choice": "cattle_fair", "receiver": "Gram Panchayat Kishanpura"},
+            match="2 officers are called Gram Panchayat Kishanpura; give the user name of the one meant: recv, recv2")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": "recv2"})
+    assert drive.file().dispatch.receiver_user_id != officers["receiving_officer"].id
+    assert drive.case().receiving_officer_id == drive.file().dispatch.receiver_user_id

@@ -310,8 +310,25 @@ def check_lane(user: User, lane: str | None) -> None:
 
 
 def by_display_name(session: Session, name: str, role: str) -> User | None:
-    """A user of ``role`` whose user name or display name is ``name``."""
-    return session.scalar(select(User).where(User.role == role, (User.username == name) | (User.display_name == name)))
+    """The active user of ``role`` whose user name is ``name``, else whose display name is ``name``
+    (compared as :func:`webapp.casefile.name_key` does); None when nobody is.
+
+    Raises:
+        Refused: two or more such officers share the display name (the message lists their user
+            names: the form takes a user name too).
+    """
+    from ..casefile import name_key
+
+    people = list(session.scalars(select(User).where(User.role == role, User.active.is_(True)).order_by(User.username)))
+    by_username = next((user for user in people if user.username == name), None)
+    if by_username is not None:
+        return by_username
+    named = [user for user in people if name and name_key(user.display_name) == name_key(name)]
+    if len(named) > 1:
+        raise Refused(M_("%(count)s officers are called %(name)s; give the user name of the one meant: %(choices)s",
+                         count=len(named), name=name, choices=", ".join(user.username for user in named)),
+                      {"receiver": M_("more than one officer has this name")})
+    return named[0] if named else None
 
 
 def set_language(session: Session, user_id: int, language: str) -> None:
