@@ -214,7 +214,12 @@ def test_the_cli_refuses_a_malformed_panchayat_and_a_backup_into_a_missing_folde
     for args, message in ((["A/B"], "the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not 'A/B'"),
                           (["R M P"], "not 'R M P'"), ([""], "not ''"), (["X" * 17], "1 to 16 letters or digits"),
                           (["OK1", "--samiti", "S/1"], "the Samiti code must be 1 to 32 letters, digits or hyphens"),
-                          (["OK1", "--name", "  "], "the Panchayat's name must be 1 to 200 characters")):
+                          (["OK1", "--name", "  "], "the Panchayat's name must be 1 to 200 characters"),
+                          # every case of the Panchayat would fail on these (a 500 on each page)
+                          (["OK1", "--timezone", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'; give an IANA zone name"),
+                          (["OK1", "--appeal-period-days", "-5"],
+                           "appeal_period_days must be a whole number of days from 1 to 365, not -5"),
+                          (["OK1", "--appeal-period-days", "100000"], "from 1 to 365, not 100000")):
         options = {"--name": "Rampura", "--samiti": "SAM1"}
         rest = args[1:]
         for flag, value in zip(rest[::2], rest[1::2]):

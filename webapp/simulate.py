@@ -184,6 +184,11 @@ def load_scenario(path: str | Path) -> Scenario:
     settings = _mapping(raw.get("settings") or {}, "settings")
     if set(settings) - {"appeal_period_days", "return_period_days"}:
         raise ScenarioError(f"settings: unknown key(s): {', '.join(sorted(set(settings) - {'appeal_period_days', 'return_period_days'}))}")
+    for setting, value in settings.items():
+        low, high = users.PERIOD_LIMITS[setting]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ScenarioError(f"settings.{setting}: expected a whole number of days from {low} to {high}, "
+                                f"not {value!r}")
     steps: list[Step] = []
     if not isinstance(raw["steps"], list):
         raise ScenarioError("steps: expected a list")

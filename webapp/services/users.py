@@ -21,6 +21,35 @@ ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiv
 PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
 
 
+PERIOD_LIMITS = {"appeal_period_days": (1, 365), "return_period_days": (1, 90)}  # calendar days
+
+
+def check_settings(timezone: object, **periods: object) -> None:
+    """Refuse a Panchayat setting no case could run with: a time zone that is not an IANA zone
+    name (every legal day is a local day of that zone, Rule 2) or a period in calendar days outside
+    :data:`PERIOD_LIMITS` (the appeal period M of Rule 130(e) proviso; the return period of an
+    interim delivery).
+
+    Raises:
+        Refused: naming the setting and the value.
+    """
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        if not isinstance(timezone, str) or not timezone:
+            raise ValueError(timezone)
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise Refused(M_("unknown time zone %(value)s; give an IANA zone name such as Asia/Kolkata",
+                         value=repr(timezone)), {"timezone": M_("unknown time zone")}) from None
+    for setting, value in periods.items():
+        low, high = PERIOD_LIMITS[setting]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise Refused(M_("%(setting)s must be a whole number of days from %(low)s to %(high)s, not %(value)s",
+                             setting=setting, low=low, high=high, value=repr(value)),
+                          {setting: M_("%(low)s to %(high)s days", low=low, high=high)})
+
+
 def create_panchayat(session: Session, code: str, name: str, samiti_code: str, district: str = "",
                      timezone: str = "Asia/Kolkata", appeal_period_days: int = 30) -> Panchayat:
     """Add a Panchayat (code unique, e.g. ``RMP``).
@@ -31,7 +60,8 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
         name: the Panchayat's name (1 to 200 characters, Hindi welcome).
         samiti_code: the Panchayat Samiti's code, 1 to 32 ASCII letters, digits or hyphens.
     Raises:
-        Refused: a malformed code, an empty or too long name, or a code already in use.
+        Refused: a malformed code, an empty or too long name, an unknown time zone or an appeal
+            period outside 1 to 365 days (:func:`check_settings`), or a code already in use.
     """
     if not (isinstance(code, str) and code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
         raise Refused(M_("the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not %(value)s",
@@ -47,6 +77,7 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     textguard.check(district or "", "district", M_("the district"))
     textguard.check_one_line(name, "name", M_("the Panchayat's name"))
     textguard.check_one_line(district or "", "district", M_("the district"))
+    check_settings(timezone, appeal_period_days=appeal_period_days)
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
