@@ -75,7 +75,8 @@ def smtp():
 
 def settings_for(port: int, **more) -> channels.ChannelSettings:
     return channels.ChannelSettings(smtp_host="127.0.0.1", smtp_port=port, smtp_from="pound@rampura.example",
-                                    smtp_timeout=5, webhook_secret=SECRET, webhook_timeout=5, **more)
+                                    smtp_timeout=5, webhook_secret=SECRET, webhook_timeout=5,
+                                    webhook_allow_private=True, **more)  # the test's hook server is on 127.0.0.1
 
 
 class Hook(BaseHTTPRequestHandler):
@@ -105,7 +106,7 @@ def hook_server():
 
 def choose(sessions, user: User, **choices) -> None:
     uow.perform(sessions, "save_preferences", preferences.save, user, preferences.Choices(**choices),
-                channels.ChannelSettings(webhook_secret=SECRET))
+                channels.ChannelSettings(webhook_secret=SECRET, webhook_allow_private=True))
 
 
 def start_case(sessions, officers) -> Case:
@@ -347,6 +348,33 @@ def test_webhook_preferences_need_the_configured_secret_and_an_http_url(app, cli
             "https://hook.example/x"
 
 
+@pytest.mark.parametrize("url, address", [("http://127.0.0.1:8026/hook", "127.0.0.1"),
+                                          ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+                                          ("http://[::1]:5391/logout", "::1"), ("http://localhost/x", None),
+                                          ("http://10.1.2.3/x", "10.1.2.3")])
+def test_a_webhook_into_this_machines_network_is_refused(app, client, sessions, officers, url, address):
+    app.config["WEBHOOK_SECRET"] = SECRET
+    login(client, "sec")
+    page = client.post("/preferences", data={"webhook_enabled": "1", "webhook_url": url})
+    assert page.status_code == 422
+    assert f"the webhook address {url} reaches {address or ''}".encode() in page.data
+    assert b"inside this machine&#39;s network; give a public address" in page.data
+    with sessions() as session:
+        assert preferences.get(session, session.get(User, officers["secretary"].id)).webhook_url == ""
+
+
+def test_a_webhook_saved_while_allowed_is_not_sent_inside_once_disallowed(sessions, officers, virtual_clock, hook_server):
+    url = f"http://127.0.0.1:{hook_server.server_port}/hook"
+    choose(sessions, officers["secretary"], webhook_enabled=True, webhook_url=url)  # allowed then
+    start_case(sessions, officers)
+    release_window_passes(sessions, virtual_clock)
+    [outcome] = deliveries.deliver_due(sessions, channels.ChannelSettings(webhook_secret=SECRET))
+    assert outcome.result == "retry" and hook_server.received == []
+    with sessions() as session:
+        [row] = session.scalars(select(Delivery))
+        assert row.last_error.startswith(f"webhook {url}: the address 127.0.0.1 is inside this machine's network")
+
+
 def test_delivery_log_is_for_administrators_and_shows_status_and_error(client, sessions, officers, virtual_clock,
                                                                         smtp):
     choose(sessions, officers["secretary"], email_enabled=True, email_address="secretary@rampura.example")
@@ -445,7 +473,8 @@ def test_the_delivery_log_in_hindi_translates_its_own_texts_and_keeps_a_servers_
     start_case(sessions, officers)
     hook_server.statuses = [500]
     release_window_passes(sessions, virtual_clock)
-    unconfigured = channels.ChannelSettings(webhook_secret=SECRET, max_attempts=1)  # no SMTP host: e-mail fails
+    unconfigured = channels.ChannelSettings(webhook_secret=SECRET, max_attempts=1,  # no SMTP host: e-mail fails
+                                            webhook_allow_private=True)
     outcomes = deliveries.deliver_due(sessions, unconfigured)
     assert sorted(o.result for o in outcomes) == ["failed", "failed"]
     login(client, "admin")

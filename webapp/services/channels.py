@@ -45,8 +45,10 @@ NO_SMTP = N_("e-mail is not configured (RULE130_SMTP_HOST is empty)")
 NO_WEBHOOK_SECRET = N_("webhooks are not configured (RULE130_WEBHOOK_SECRET is empty)")
 WEBHOOK_HTTP = N_("webhook %(url)s: HTTP %(status)s")
 WEBHOOK_FAILED = N_("webhook %(url)s: %(reason)s")
+WEBHOOK_INSIDE = N_("webhook %(url)s: the address %(address)s is inside this machine's network; webhooks go to "
+                    "public addresses (RULE130_WEBHOOK_ALLOW_PRIVATE=1 allows others)")
 UNKNOWN_CHANNEL = N_("unknown channel %(channel)s")  # raised by webapp.services.deliveries
-ERROR_TEXTS = (NO_SMTP, NO_WEBHOOK_SECRET, WEBHOOK_HTTP, WEBHOOK_FAILED, UNKNOWN_CHANNEL)  # most specific first
+ERROR_TEXTS = (NO_SMTP, NO_WEBHOOK_SECRET, WEBHOOK_INSIDE, WEBHOOK_HTTP, WEBHOOK_FAILED, UNKNOWN_CHANNEL)  # most specific first
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class ChannelSettings:
         smtp_timeout: seconds per connection.
         webhook_secret: the HMAC-SHA256 key for webhook signatures ("" = webhooks not offered).
         webhook_timeout: seconds per webhook request.
+        webhook_allow_private: send webhooks to loopback, private, link-local and other non-public
+            addresses too (default False: an officer's webhook address must not reach this machine
+            or its network, e.g. 127.0.0.1 or 169.254.169.254).
         max_attempts: attempts before a delivery is marked failed.
         backoff_seconds: the wait after the first failed attempt; doubled after each (exponential).
         backoff_max_seconds: the longest wait between attempts.
@@ -79,6 +84,7 @@ class ChannelSettings:
     smtp_timeout: float = 30.0
     webhook_secret: str = ""
     webhook_timeout: float = 15.0
+    webhook_allow_private: bool = False
     max_attempts: int = 8
     backoff_seconds: float = 60.0
     backoff_max_seconds: float = 6 * 3600.0
@@ -105,6 +111,7 @@ class ChannelSettings:
                 smtp_timeout=float(value("SMTP_TIMEOUT", 30.0)),
                 webhook_secret=str(value("WEBHOOK_SECRET", "")),
                 webhook_timeout=float(value("WEBHOOK_TIMEOUT", 15.0)),
+                webhook_allow_private=str(value("WEBHOOK_ALLOW_PRIVATE", "")).strip().lower() in ("1", "true", "yes"),
                 max_attempts=int(value("DELIVERY_MAX_ATTEMPTS", 8)),
                 backoff_seconds=float(value("DELIVERY_BACKOFF_SECONDS", 60.0)),
                 backoff_max_seconds=float(value("DELIVERY_BACKOFF_MAX_SECONDS", 6 * 3600.0)),
@@ -137,8 +144,10 @@ def check_email(address: str) -> str:
     return address
 
 
-def check_url(url: str) -> str:
-    """A webhook URL: http or https with a host, at most 500 characters.
+def check_url(url: str, settings: ChannelSettings | None = None) -> str:
+    """A webhook URL: http or https with a host, at most 500 characters, whose host is not (and does
+    not resolve to) a non-public address unless ``settings.webhook_allow_private`` (see
+    :func:`inside_address`; a host that does not resolve now is let through: sending checks again).
 
     Raises:
         Refused: anything else (the message names the problem).
@@ -147,10 +156,55 @@ def check_url(url: str) -> str:
     url = (url or "").strip()
     textguard.check_one_line(url, "webhook_url", M_("the webhook address"))
     parts = urlsplit(url) if len(url) <= 500 else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        host = parts.hostname if parts is not None else None
+    except ValueError:  # e.g. an unclosed "[" of an IPv6 literal
+        host = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
         raise Refused(M_("the webhook address must be an http:// or https:// URL of at most 500 characters"),
                       {"webhook_url": M_("not an http(s) URL")})
+    if not (settings or ChannelSettings()).webhook_allow_private:
+        inside = inside_address(host)
+        if inside is not None:
+            raise Refused(M_("the webhook address %(url)s reaches %(address)s, inside this machine's network; "
+                             "give a public address", url=url, address=inside),
+                          {"webhook_url": M_("not a public address")})
     return url
+
+
+def inside_address(host: str) -> str | None:
+    """The first address of ``host`` (an IP literal or a name, resolved now) that is not a public
+    one — loopback, private, link-local, multicast, reserved or unspecified — else None (also when
+    the name does not resolve)."""
+    import ipaddress
+
+    try:
+        addresses = [host] if _is_ip(host) else sorted({info[4][0] for info in socket.getaddrinfo(host, None)})
+    except (OSError, UnicodeError):
+        return None
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%")[0])
+        if getattr(ip, "ipv4_mapped", None) is not None:
+            ip = ip.ipv4_mapped
+        if not ip.is_global or ip.is_multicast:
+            return str(ip)
+    return None
+
+
+def _is_ip(host: str) -> bool:
+    import ipaddress
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+        return True
+    except ValueError:
+        return False
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A webhook is not followed to another address (which :func:`inside_address` did not check)."""
+
+    def redirect_request(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
 
 
 # -- e-mail ---------------------------------------------------------------------------------------
@@ -216,11 +270,17 @@ def webhook_body(payload: dict[str, Any]) -> bytes:
 def send_webhook(settings: ChannelSettings, url: str, body: bytes, delivery_id: int) -> None:
     """POST ``body`` (JSON) to ``url`` with ``X-Rule130-Signature`` and ``X-Rule130-Delivery``.
 
-    A 2xx answer is success. Raises:
-        SendFailed: no secret configured, connection failure, timeout, or a non-2xx status.
+    A 2xx answer is success; a redirect is not followed. Raises:
+        SendFailed: no secret configured, an address inside this machine's network (unless
+            ``webhook_allow_private``), connection failure, timeout, or a non-2xx status.
     """
     if not settings.webhook_secret:
         raise SendFailed(NO_WEBHOOK_SECRET)
+    if not settings.webhook_allow_private:
+        from urllib.parse import urlsplit
+        inside = inside_address(urlsplit(url).hostname or "")
+        if inside is not None:  # the name may resolve otherwise now than when the address was saved
+            raise SendFailed(WEBHOOK_INSIDE % {"url": url, "address": inside})
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Content-Type": "application/json; charset=utf-8",
         SIGNATURE_HEADER: signature(settings.webhook_secret, body),
@@ -228,7 +288,8 @@ def send_webhook(settings: ChannelSettings, url: str, body: bytes, delivery_id: 
         "User-Agent": "rule130-notify",
     })
     try:
-        with urllib.request.urlopen(request, timeout=settings.webhook_timeout) as response:  # noqa: S310 - http(s) only
+        opener = urllib.request.build_opener(_NoRedirect)
+        with opener.open(request, timeout=settings.webhook_timeout) as response:  # http(s) only (check_url)
             status = response.status
     except urllib.error.HTTPError as error:
         raise SendFailed(WEBHOOK_HTTP % {"url": url, "status": f"{error.code} {error.reason}"}) from None

@@ -47,7 +47,7 @@ def save(session: Session, user: User, choices: Choices, settings: channels.Chan
         raise Refused(M_("webhooks are not offered here: the administrator has not configured a signing secret "
                       "(RULE130_WEBHOOK_SECRET)"), {"webhook_enabled": M_("not available")})
     if choices.webhook_enabled or url:
-        url = channels.check_url(url)
+        url = channels.check_url(url, settings)
     row = session.get(NotificationPreference, user.id)
     if row is None:
         row = NotificationPreference(user_id=user.id)
