@@ -108,6 +108,27 @@ def test_an_objection_period_below_30_days_is_refused(sessions, bundled):
     _refused(sessions, bad, forms, str(expected))
 
 
+@pytest.mark.parametrize("element, good, bad, fixed", [
+    ("bt_release_window", "period_end(impounded_at, 3, timezone)", "period_end(impounded_at, 2, timezone)",
+     "period_end(impounded_at, 3, timezone) (Rule 130 (heading): the 3 days after impoundment)"),
+    ("bt_auction_closes", 'period_end(notice["auction_opened_at"], 2, timezone)',
+     'period_end(notice["auction_opened_at"], 0, timezone)',
+     'period_end(notice["auction_opened_at"], 2, timezone) (Rule 130(b): the conditional auction lasts 3 days'),
+    ("bt_release_window", "period_end(impounded_at, 3, timezone)", "period_end(notice_due, 3, timezone)",
+     "period_end(impounded_at, 3, timezone)"),
+])
+def test_the_periods_the_rule_fixes_cannot_be_changed_by_a_diagram(sessions, bundled, element, good, bad, fixed):
+    text, forms = bundled
+    assert text.count(good) == 1
+    changed = text.replace(good, bad)
+    with pytest.raises(InvalidDiagram) as info:
+        repository.check(changed.encode("utf-8"), forms)
+    [problem] = [p for p in info.value.problems if f"timer expression {bad!r}" in p]
+    assert f"timer expression {bad!r}: this period is fixed by the rule; write {fixed}" in problem
+    assert element in problem
+    _refused(sessions, changed, forms, problem)  # and deploy stores nothing
+
+
 def test_the_objection_period_takes_its_days_from_the_notice_never_a_constant(sessions, bundled):
     text, forms = bundled
     bad = text.replace(OBJECTION_TIMER, 'period_end(notice["published_at"], 30, timezone)')

@@ -40,6 +40,14 @@ BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 NS = {"bpmn": BPMN_NS, "spiffworkflow": "http://spiffworkflow.org/bpmn/schema/1.0/core"}
 CLAUSE_PREFIXES = ("Rule 130", "Rule 2", "reading:")
 MIN_OBJECTION_DAYS = 30
+# Timers whose length the rule itself fixes: element id -> (the start it counts from, days after the
+# start's day, the clause). The release window: the 3 days after impoundment (Rule 130, heading);
+# the conditional auction: 3 days, its opening day and the 2 after it (Rule 130(b)).
+FIXED_PERIODS = {
+    "bt_release_window": ("impounded_at", 3, "Rule 130 (heading): the 3 days after impoundment"),
+    "bt_auction_closes": ('notice["auction_opened_at"]', 2,
+                          "Rule 130(b): the conditional auction lasts 3 days, its opening day and the 2 after"),
+}
 OBJECTION_TIMER = "n_ice_period_ends"
 NOTICE_FORM = "publish_notice.schema.json"
 USE_PERIOD_END = "use period_end(event, days, timezone) (Rule 2: calendar days in the Panchayat's time zone)"
@@ -386,6 +394,11 @@ def _check_timers(root: etree._Element) -> list[Problem]:
         elif days is not None and days < MIN_OBJECTION_DAYS and (mentions_130a or event_id == OBJECTION_TIMER):
             problems.append(Problem(f"timer expression {source!r}: the objection period can never be below "
                                     f"{MIN_OBJECTION_DAYS} days (Rule 130(a))", event_id, line))
+        elif event_id in FIXED_PERIODS and (ast.dump(tree.args[0]), days) != (
+                ast.dump(ast.parse(FIXED_PERIODS[event_id][0], mode="eval").body), FIXED_PERIODS[event_id][1]):
+            start, fixed, clause = FIXED_PERIODS[event_id]
+            problems.append(Problem(f"timer expression {source!r}: this period is fixed by the rule; write "
+                                    f"period_end({start}, {fixed}, timezone) ({clause})", event_id, line))
         elif event_id == OBJECTION_TIMER and "objection_period_days" not in ast.unparse(days_node):
             problems.append(Problem(f"timer expression {source!r}: the objection period must take its days from "
                                     'the notice (notice["objection_period_days"]), never a constant', event_id, line))
