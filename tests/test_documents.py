@@ -456,6 +456,17 @@ def test_p55_delivery_order_when_the_holder_kept_the_cattle_pays_the_owner_from_
     assert "refunded to the owner" not in html_text(delivery) and "Total" not in html_text(delivery)
     assert_states(found["delivery_order", "hi"], ["ज़ब्त प्रतिभूति में से घटाया गया", "₹5,000.00 की प्रतिभूति ज़ब्त की जाती है",
                                                   "₹4,140.00"])
+    # the holder's order says to return the cattle; neither failed claim says "the auction stands" (withdrawn)
+    assert_states(found["objection_order:2", "en"], [
+        "which were delivered to the objector on security of ₹5,000.00 on Tuesday, 6 October 2026",
+        "the objector shall return the cattle within 7 days, or the security is forfeited (Rule 130(c) Explanation)"])
+    assert_states(found["objection_order:3", "en"], [
+        "The objection is rejected; the ownership of Objector K was proved on Tuesday, 6 October 2026."])
+    for key in ("objection_order:2", "objection_order:3"):
+        assert "the auction stands" not in html_text(found[key, "en"])
+        assert "नीलामी यथावत" not in html_text(found[key, "hi"])
+    assert_states(found["objection_order:2", "hi"], ["7 दिन के भीतर पशु लौटाएगा, अन्यथा प्रतिभूति ज़ब्त की जाएगी"])
+    assert_states(found["objection_order:3", "hi"], ["Objector K का स्वामित्व"])
 
 
 def test_an_objection_not_proved_has_its_order_and_the_late_appeal_nothing(sessions, officers, virtual_clock):

@@ -45,7 +45,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import fees, i18n
-from ..casefile import Animal, CaseFile
+from ..casefile import Animal, CaseFile, name_key
 from ..errors import NotFound
 from ..i18n import N_
 from ..store.models import Case, CaseDocument, Panchayat, User
@@ -217,7 +217,12 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
         base.update(objection=objection, animals=_animals_on(cf, objection.decided_on),
                     appeal_last_day=objection.decided_on + timedelta(days=cf.appeal_period_days),
                     sold=cf.sale is not None and cf.sale.returned_on is None,
-                    dispatched=cf.dispatch is not None)
+                    dispatched=cf.dispatch is not None,
+                    # the objector holds the cattle on security (Rule 130(c) Explanation): the
+                    # auction was withdrawn, so a failed claim means returning them
+                    held=(cf.interim if cf.interim is not None and cf.interim.returned_on is None
+                          and name_key(cf.interim.objector) == name_key(objection.objector) else None),
+                    proved_other=next((o for o in cf.objections if o is not objection and o.decision == "proved"), None))
     elif item.kind == "interim_delivery_order":
         interim = cf.interim
         base.update(interim=interim, animals=_animals_on(cf, interim.day),
