@@ -3,6 +3,8 @@ scenario tariffs, a busy port; and a timer that fires in the same run that arms 
 
 from __future__ import annotations
 
+import re
+
 import socket
 from datetime import datetime, timedelta
 
@@ -232,3 +234,17 @@ def test_the_cli_refuses_a_malformed_panchayat_and_a_backup_into_a_missing_folde
     result = runner.invoke(main, ["backup", str(tmp_path / "missing" / "x.db"), "--database", database_url])
     assert result.exit_code == 2 and "does not exist; create it first" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("username, message", [
+    ("SEC", "the user sec already exists"),  # the fixture's "sec" in capitals
+    ("\u0455ec", "a user name is made of the letters a-z and A-Z, digits, '.', '-' and '_' (no spaces)"),
+    ("new sec", "(no spaces), not 'new sec'"),
+])
+def test_a_user_name_is_plain_and_unique_whatever_its_letter_case(sessions, officers, username, message):
+    from webapp.errors import Refused
+    from webapp.services import users
+
+    with sessions() as session:
+        with pytest.raises(Refused, match=re.escape(message)):
+            users.create_user(session, username, PASSWORD, "secretary", panchayat_code="RMP")

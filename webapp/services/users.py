@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import math
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, or_, select, true
+from sqlalchemy import ColumnElement, and_, func, or_, select, true
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -92,6 +93,9 @@ def panchayat(session: Session, panchayat_id: int) -> Panchayat | None:
     return session.get(Panchayat, panchayat_id)
 
 
+USERNAME = re.compile(r"[A-Za-z0-9._-]{1,80}")  # ASCII only: no look-alike letters (Cyrillic "ѕ" for "s")
+
+
 def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
                 panchayat_code: str | None = None, samiti_code: str | None = None,
                 password_method: str = "scrypt") -> User:
@@ -115,8 +119,12 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
         textguard.check_one_line(text, field, label)
     # a display name is shown and matched as people write it: no blanks around, one space inside
     display_name = " ".join(display_name.split()) if isinstance(display_name, str) else display_name
-    if session.scalar(select(User).where(User.username == username)) is not None:
-        raise Refused(M_("the user %(name)s already exists", name=username))
+    if not USERNAME.fullmatch(username):
+        raise Refused(M_("a user name is made of the letters a-z and A-Z, digits, '.', '-' and '_' (no spaces), "
+                         "not %(name)s", name=repr(username)), {"username": M_("letters, digits, . - _")})
+    taken = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
+    if taken is not None:  # "Secretary" beside "secretary" would be told apart by nobody
+        raise Refused(M_("the user %(name)s already exists", name=taken.username))
     if len(password) < 8:
         raise Refused(M_("the password must have at least 8 characters"))
     panchayat = None
