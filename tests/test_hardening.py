@@ -248,3 +248,17 @@ def test_a_user_name_is_plain_and_unique_whatever_its_letter_case(sessions, offi
     with sessions() as session:
         with pytest.raises(Refused, match=re.escape(message)):
             users.create_user(session, username, PASSWORD, "secretary", panchayat_code="RMP")
+
+
+def test_an_officer_of_a_samiti_no_panchayat_is_in_is_refused(sessions, officers):
+    from webapp.errors import Refused
+    from webapp.services import users
+
+    with sessions() as session:
+        for role in ("appellate_authority", "administrator"):
+            with pytest.raises(Refused, match="no Panchayat is in Samiti NOSUCH; add its Panchayats first"):
+                users.create_user(session, f"x-{role}", PASSWORD, role, samiti_code="NOSUCH")
+        made = users.create_user(session, "app2", PASSWORD, "appellate_authority", samiti_code="SAM2",
+                                 password_method="pbkdf2:sha256:1000")
+        assert made.samiti_code == "SAM2"
+

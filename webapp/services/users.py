@@ -136,6 +136,9 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
         raise Refused(M_("an appellate authority needs --samiti CODE"))
+    if samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code).limit(1)) is None:
+        raise Refused(M_("no Panchayat is in Samiti %(code)s; add its Panchayats first (create-panchayat --samiti)",
+                         code=samiti_code), {"samiti_code": M_("unknown Samiti")})
     user = User(username=username, display_name=display_name or username,
                 password_hash=generate_password_hash(password, method=password_method), role=role,
                 panchayat_id=panchayat.id if panchayat else None,
