@@ -136,10 +136,10 @@ def act(step, case_id, clients, sessions, receivers, app):
                                             data={"kind": "death" if step.do == "record_death" else "escape",
                                                   "animal": str(position)})
     if step.do == "decide_unsold" and f.get("receiver") and f["receiver"] not in receivers:
-        with sessions() as session:
-            receivers[f["receiver"]] = users.create_user(
-                session, f"receiver-{len(receivers) + 1}", PASSWORD, "receiving_officer",
-                display_name=str(f["receiver"]), password_method="pbkdf2:sha256:1000")
+        with sessions() as session:  # the fixture's receiving officer, or a new one of that name (as simulate does)
+            receivers[f["receiver"]] = users.by_display_name(session, str(f["receiver"]), "receiving_officer") or \
+                users.create_user(session, f"receiver-{len(receivers) + 1}", PASSWORD, "receiving_officer",
+                                  display_name=str(f["receiver"]), password_method="pbkdf2:sha256:1000")
             session.commit()
     if step.do == "record_remittance":
         with sessions() as session:
