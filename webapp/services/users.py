@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import math
+import re
 import secrets
 from datetime import datetime, timedelta
 

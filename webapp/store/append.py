@@ -3,11 +3,11 @@ audit entries.
 
 The service layer adds these rows to the session like any other (so an autoflush writes them
 before a query that reads them). A flush writes them with one multi-row ``INSERT`` per table and
-key set (SQLAlchemy's ORM bulk INSERT, an ``executemany``) instead of the unit of work's one
-``INSERT ... RETURNING`` per row: nothing reads their database ids in the transaction that adds
-them, and on SQLite the unit of work cannot batch rows whose key the database assigns
-(SQLAlchemy 2 "insertmanyvalues": SQLite has no ordered RETURNING form). This is most of what a
-case costs to store (docs/benchmarks.md, "Whole cases").
+key set (a Core ``executemany``) instead of the unit of work's one ``INSERT ... RETURNING`` per
+row: nothing reads their database ids in the transaction that adds them, and on SQLite the unit
+of work cannot batch rows whose key the database assigns (SQLAlchemy 2 "insertmanyvalues": SQLite
+has no ordered RETURNING form). It saves a few per cent of a case's cost (docs/benchmarks.md,
+"Third round").
 
 :func:`write` is called at the end of the audit trail's ``before_flush`` hook, after the entries
 for the flush's rows are chained, so the rows and their entries go in the same transaction. A
@@ -29,21 +29,8 @@ CHAINED = (AuditEntry,)  # written after their hashes are chained
 UNCHAINED = tuple(model for model in BULK if model not in CHAINED)
 
 
-_COLUMNS: dict[type, tuple[str, ...]] = {}
-_INSERTS: dict[tuple[type, tuple[str, ...]], Any] = {}
-
-
-def _columns(model: type) -> tuple[str, ...]:
-    if model not in _COLUMNS:
-        _COLUMNS[model] = tuple(attr.key for attr in inspect(model).column_attrs)
-    return _COLUMNS[model]
-
-
-def _insert(model: type, keys: tuple[str, ...]) -> Any:
-    """The Core INSERT of ``keys`` into the model's table (column defaults fill the others)."""
-    if (model, keys) not in _INSERTS:
-        _INSERTS[(model, keys)] = insert(model.__table__)
-    return _INSERTS[(model, keys)]
+_COLUMNS = {model: tuple(attr.key for attr in inspect(model).column_attrs) for model in BULK}
+_INSERTS = {model: insert(model.__table__) for model in BULK}  # column defaults fill the keys a row lacks
 
 
 def write(session: Session, models: tuple[type, ...] = BULK) -> int:
@@ -66,11 +53,11 @@ def write(session: Session, models: tuple[type, ...] = BULK) -> int:
         by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for obj in rows:
             state = inspect(obj).dict
-            values = {key: state[key] for key in _columns(model) if key in state}
+            values = {key: state[key] for key in _COLUMNS[model] if key in state}
             by_keys.setdefault(tuple(values), []).append(values)
             session.expunge(obj)
         connection = session.connection()
-        for keys, values in by_keys.items():
-            connection.execute(_insert(model, keys), values)
+        for values in by_keys.values():
+            connection.execute(_INSERTS[model], values)
             written += len(values)
     return written
