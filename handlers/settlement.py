@@ -64,9 +64,10 @@ def forfeit_security(ctx: HandlerContext) -> dict[str, Any]:
                    "Rule 130(c) Explanation, (e)")
 
 
-@handler("settlement.close_no_animals", clause="reading: no animals left before the notice")
+@handler("settlement.close_no_animals", clause="reading: no animals left in the pound")
 def close_no_animals(ctx: HandlerContext) -> dict[str, Any]:
-    """Every animal died or escaped: F + C is recorded as a shortfall and the case closes."""
+    """Every animal died or escaped in the pound, before or after the notice (RULE130.md clause 0):
+    F + C to the day of the last death or escape is recorded as a shortfall and the case closes."""
     return _settle(ctx, ZERO, "closed_no_animals", "reading: no animals left")
 
 

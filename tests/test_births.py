@@ -206,21 +206,25 @@ def test_a_calfs_default_description_reads_in_the_readers_language(drive, sessio
     assert "RJ-2 का बछड़ा" in page and "calf of" not in page
 
 
-def test_once_every_animal_died_after_the_notice_nothing_is_bid_sold_or_sent_for_sale(drive):
-    """The notice and the auction cover the living (RULE130.md "Money"): dead cattle are not sold."""
+def test_once_every_animal_died_after_the_notice_the_case_closes_and_nothing_is_bid_or_sold(drive):
+    """RULE130.md clause 0: no animal left in the pound after the notice closes the case (closed_no_animals):
+    the auction, the objection period and the decision on unsold cattle end with it."""
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
     drive.move("2026-01-10T09:00:00+05:30")
     drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000"})
-    for tag in ("RJ-1", "RJ-2"):
-        drive.animal_event("death", tag=tag)
+    drive.animal_event("death", tag="RJ-1")
+    assert drive.case().status == "running"  # one cow still lives: the auction goes on
+    drive.animal_event("death", tag="RJ-2")
+    case, cf = drive.case(), drive.file()
+    assert (case.status, case.outcome) == ("completed", "closed_no_animals")
+    # F = 2 x 500; C = 2 x 60 x (01-05..01-10 = 6 days); no money came in
+    assert cf.shortfall == Decimal("1720.00") and drive.all_ready() == {}
     refused(drive, drive.act, "secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000"},
-            match="no animal of the lot is alive in the pound (each died or escaped); no bid can be taken")
-    drive.fire_past(ist_midnight("2026-01-12"))  # the auction closes unsold
-    for choice in ({"choice": "accept_highest_bid"}, {"choice": "cattle_fair", "receiver": "Gram Panchayat Kishanpura"}):
-        refused(drive, drive.act, "sarpanch", "ut_decide_unsold", choice,
-                match="the cattle cannot be sold or sent for sale")
+            match="is closed")
+    drive.fire_past(ist_midnight("2026-01-12"))  # the third auction day passes: nothing fires any more
+    assert drive.case().next_timer_due is None and drive.all_ready() == {}
     assert drive.entries() == [] and drive.file().sale is None and drive.file().dispatch is None
 
 

@@ -414,7 +414,7 @@ CLAUSE_WORDS = (N_("Rule"), N_("proviso"), N_("Note"), N_("Explanation"), N_("he
                 N_("reading"), N_("with"), N_("and its"), N_("and"), N_("day"), N_("(a)"), N_("(b)"), N_("(c)"),
                 N_("(d)"), N_("(e)"))
 # Whole clause texts that are sentences, not references.
-CLAUSE_TEXTS = (N_("reading: no animals left before the notice"), N_("reading: officers are told of work and outcomes"),
+CLAUSE_TEXTS = (N_("reading: no animals left in the pound"), N_("reading: officers are told of work and outcomes"),
                 N_("reading: release within the 3-day window"), N_("reading: release"), N_("test only"))
 
 
