@@ -75,6 +75,31 @@ def test_the_lag_page_shows_recent_firings_percentiles_and_overdue_timers(client
     assert overdue.case_number not in html.split('id="firings"')[1]
 
 
+def test_a_timer_already_due_when_armed_is_late_but_does_not_lag(sessions, officers, virtual_clock, fired_three):
+    """A case recorded on 2026-01-20 for an impoundment on 2026-01-05: its release window ended on
+    01-09 and its timer fires as it is armed, 11 days late (the history's lateness) with no lag for
+    the workers (migration 0016); the page's percentiles and /metrics count the lag."""
+    from sqlalchemy import select
+
+    from webapp.services import monitoring
+    from webapp.store.models import TimerFiring, User
+
+    virtual_clock.set(datetime.fromisoformat("2026-01-20T12:00:00+05:30"))
+    late = impound(sessions, officers["pound_keeper"], "2026-01-05")
+    with sessions() as session:
+        firing = session.scalars(select(TimerFiring).where(TimerFiring.case_id == late.id)).one()
+        assert firing.element_id == "bt_release_window"
+        assert firing.lateness_seconds == 11 * 86400 + 12 * 3600  # due 01-09 00:00 IST, fired 01-20 12:00 IST
+        assert firing.lag_seconds == 0.0
+        timely = session.scalars(select(TimerFiring).where(TimerFiring.case_id == fired_three[2].id)).one()
+        assert (timely.lateness_seconds, timely.lag_seconds) == (10.0, 10.0)  # armed in advance: lag = lateness
+        admin = session.get(User, officers["administrator"].id)
+        report = monitoring.lag_report(session, admin, datetime.fromisoformat("2026-01-20T12:30:00+05:30"))
+        assert (report.hour_count, report.p99_seconds) == (1, 0.0)
+        buckets, total_sum, total = monitoring.timer_lag_histogram(session)
+    assert (total, total_sum) == (4, 14.0) and dict(buckets)["0.05"] == 1
+
+
 def test_the_lag_report_names_each_firing_through_the_public_overview_elements(sessions, fired_three, officers):
     """overview.elements (public, shared with the case page) maps an element id to its name and
     documentation; the lag report names each firing by it."""

@@ -145,6 +145,7 @@ class ArmedTimer:
     bpmn_id: str
     name: str
     due: datetime
+    waited_as: str = ""  # a fired timer: the id of the task that waited (an event-based gateway's own)
 
 
 def armed_timers(workflow: BpmnWorkflow) -> list[ArmedTimer]:
@@ -303,7 +304,8 @@ def _name_element(failure: Exception, error: WorkflowTaskException) -> None:
 
 
 def fired_timer(task: Any) -> ArmedTimer | None:
-    """The timer that ``task`` (just completed) stands for, with its due instant; else None.
+    """The timer that ``task`` (just completed) stands for, with its due instant and the id of the
+    task that waited for it (``waited_as``, as :func:`armed_timers` lists it); else None.
 
     A timer event task carries its own instant; a timer behind an event-based gateway is the
     gateway's chosen catch event, and its instant is on the gateway (SPIFFWORKFLOW.md, "Timers").
@@ -311,6 +313,7 @@ def fired_timer(task: Any) -> ArmedTimer | None:
     spec = task.task_spec
     definition = getattr(spec, "event_definition", None)
     value = None
+    waited = task
     if isinstance(definition, TimerEventDefinition):
         value = task._get_internal_data("event_value")
     elif task.parent is not None and isinstance(getattr(task.parent.task_spec, "event_definition", None),
@@ -320,10 +323,11 @@ def fired_timer(task: Any) -> ArmedTimer | None:
         if timer is None or timer.name != spec.bpmn_name:
             return None
         value = task.parent._get_internal_data("event_value")
+        waited = task.parent
     else:
         return None
     due = TimerEventDefinition.get_datetime(value) if isinstance(value, str) else clock.now()
-    return ArmedTimer(str(task.id), spec.bpmn_id, spec.bpmn_name or "", due)
+    return ArmedTimer(str(task.id), spec.bpmn_id, spec.bpmn_name or "", due, waited_as=str(waited.id))
 
 
 def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:

@@ -122,7 +122,8 @@ class CaseRun:
                                     "case_file": json.loads(casefile.dump(self.cf))})
 
     def run(self) -> list[runtime.ArmedTimer]:
-        """Fire due timers and run engine steps; record every firing with its lateness.
+        """Fire due timers and run engine steps; record every firing with its lateness (fired minus
+        due) and the worker's lag (fired minus the later of due and armed: migration 0016).
 
         Raises:
             CaseHeld: the case is held by an open incident.
@@ -134,6 +135,7 @@ class CaseRun:
         # The history lists rows in insertion order within an instant: a timer's row goes in before
         # the rows its firing caused (written while the engine runs), at the instant it fired.
         started, caused = clock.now(), []
+        armed_before = {timer.task_id for timer in runtime.armed_timers(self.wf)}
         self._caused = caused
         try:
             fired = runtime.run(self.wf)
@@ -146,8 +148,12 @@ class CaseRun:
         now = clock.now()
         for timer in fired:
             lateness = (now - timer.due).total_seconds()
+            # armed in this run and already due (e.g. a case recorded days after the impoundment):
+            # the worker's lag counts from the arming, not from the due instant
+            armed = timer.due if timer.waited_as in armed_before else max(timer.due, started)
             self.session.add(TimerFiring(case_id=self.case.id, element_id=timer.bpmn_id, due_at=timer.due,
-                                         fired_at=now, lateness_seconds=lateness))
+                                         fired_at=now, lateness_seconds=lateness,
+                                         lag_seconds=max(0.0, (now - armed).total_seconds())))
             self.event("timer", timer.name or timer.bpmn_id, element_id=timer.bpmn_id, actor_role="timer",
                        detail={"due": timer.due.isoformat(), "lateness_seconds": lateness}, at=max(started, timer.due))
         self.session.add_all(caused)

@@ -18,6 +18,10 @@ from sqlalchemy.orm import Session
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from . import overview
 
+LAG = func.coalesce(TimerFiring.lag_seconds, TimerFiring.lateness_seconds)
+"""A firing's worker lag in seconds: fired minus the later of due and armed; firings recorded before
+migration 0016 have only their lateness, which stands in."""
+
 LAG_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 3600.0, 86400.0)
 """Upper bounds (seconds) of the timer lag histogram's buckets (plus +Inf)."""
 
@@ -34,6 +38,7 @@ class Firing:
     lateness_seconds: float
     timezone: str
     name: str = ""  # the timer event's name in its process version ("Release window ends"), else ""
+    lag_seconds: float | None = None  # the worker's lag (None: as the lateness, recorded before 0016)
 
 
 @dataclass
@@ -69,11 +74,12 @@ def _scoped(query: Select, user: User) -> Select:
 
 
 def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) -> LagReport:
-    """Recent firings (newest first, at most ``limit``), p50/p99 of the lateness of firings in the
-    hour before ``now``, and running cases whose next timer is due but not yet fired — within the
-    administrator's scope (installation, Samiti or Panchayat).
+    """Recent firings (newest first, at most ``limit``), p50/p99 of the workers' lag of firings in
+    the hour before ``now``, and running cases whose next timer is due but not yet fired — within
+    the administrator's scope (installation, Samiti or Panchayat).
 
-    Lateness is ``fired_at - due_at`` in seconds as each firing recorded it.
+    Lateness is ``fired_at - due_at`` in seconds as each firing recorded it; lag (:data:`LAG`) is the
+    firing instant minus the later of the due instant and the instant the timer was armed.
     """
     base = (select(TimerFiring, Case.case_number, Panchayat.timezone, Case.process_version_id)
             .join(Case, Case.id == TimerFiring.case_id).join(Panchayat, Panchayat.id == Case.panchayat_id))
@@ -82,9 +88,10 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
     diagrams = {v.id: v.bpmn_xml for v in session.scalars(
         select(ProcessVersion).where(ProcessVersion.id.in_({version_id for *_, version_id in rows})))}
     recent = [Firing(f.case_id, number, f.element_id, f.due_at, f.fired_at, f.lateness_seconds, tz,
-                     overview.elements(diagrams[version_id]).get(f.element_id, ("", ""))[0] if version_id in diagrams else "")
+                     overview.elements(diagrams[version_id]).get(f.element_id, ("", ""))[0] if version_id in diagrams else "",
+                     f.lag_seconds)
               for f, number, tz, version_id in rows]
-    hour = _scoped(select(TimerFiring.lateness_seconds).join(Case, Case.id == TimerFiring.case_id)
+    hour = _scoped(select(LAG).join(Case, Case.id == TimerFiring.case_id)
                    .join(Panchayat, Panchayat.id == Case.panchayat_id)
                    .where(TimerFiring.fired_at > now - timedelta(hours=1), TimerFiring.fired_at <= now), user)
     lags = list(session.scalars(hour))
@@ -104,15 +111,14 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
 # -- Prometheus: computed from the database at scrape time ----------------------------------------
 
 def timer_lag_histogram(session: Session) -> tuple[list[tuple[str, int]], float, int]:
-    """Cumulative bucket counts of every recorded firing's lateness (one query).
+    """Cumulative bucket counts of every recorded firing's worker lag (:data:`LAG`; one query).
 
     Returns:
-        ([(upper bound as text, count <= bound), ..., ("+Inf", total)], sum of lateness (s), total).
+        ([(upper bound as text, count <= bound), ..., ("+Inf", total)], sum of lag (s), total).
     """
-    lateness = TimerFiring.lateness_seconds
-    columns = [func.coalesce(func.sum(case((lateness <= bound, 1), else_=0)), 0) for bound in LAG_BUCKETS]
+    columns = [func.coalesce(func.sum(case((LAG <= bound, 1), else_=0)), 0) for bound in LAG_BUCKETS]
     row = session.execute(select(*columns, func.count(TimerFiring.id),
-                                 func.coalesce(func.sum(lateness), 0.0))).one()
+                                 func.coalesce(func.sum(LAG), 0.0))).one()
     total, total_sum = int(row[-2]), float(row[-1])
     buckets = [(repr(float(bound)), int(count)) for bound, count in zip(LAG_BUCKETS, row[:-2])]
     return buckets + [("+Inf", total)], total_sum, total
@@ -139,7 +145,8 @@ def metric_families(session: Session, now: datetime) -> Iterator[Any]:
 
     buckets, total_sum, _total = timer_lag_histogram(session)
     yield HistogramMetricFamily("rule130_timer_lag_seconds",
-                                "Lateness of every timer firing recorded (firing instant minus due instant)",
+                                "Timer worker lag of every firing recorded (firing instant minus the later of "
+                                "the due instant and the instant the timer was armed)",
                                 buckets=buckets, sum_value=total_sum)
     totals = counts(session, now)
     yield CounterMetricFamily("rule130_timers_fired", "Timer firings recorded", value=totals["timers_fired"])

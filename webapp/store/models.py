@@ -186,6 +186,11 @@ class TimerFiring(Base):
     due_at: Mapped[datetime] = mapped_column(UTCDateTime())
     fired_at: Mapped[datetime] = mapped_column(UTCDateTime())
     lateness_seconds: Mapped[float] = mapped_column()
+    # The timer worker's lag: the firing instant minus the later of the due instant and the instant
+    # the timer was armed (a timer already due when armed, as on a case recorded days after the
+    # impoundment, lags from its arming, not from its due instant). NULL on firings recorded before
+    # migration 0016, whose lateness stands in for it.
+    lag_seconds: Mapped[float | None] = mapped_column(nullable=True)
 
 
 class LedgerEntry(Base):
