@@ -375,7 +375,7 @@ def bench_many_cases(store: Store, total: int, panchayats: int, samples: int, vc
     with store.sessions() as session:
         for n in range(panchayats):
             session.add(Panchayat(code=f"P{n:04d}", name=f"Panchayat {n}", samiti_code=f"S{n // 25:03d}", district="",
-                                  timezone="Asia/Kolkata", appeal_period_days=30, return_period_days=7, case_sequence=0))
+                                  timezone="Asia/Kolkata", appeal_period_days=30, return_period_days=7))
         session.flush()
         pids = list(session.scalars(select(Panchayat.id).where(Panchayat.code.like("P%")).order_by(Panchayat.id)))
         target = pids[0]

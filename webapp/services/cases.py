@@ -12,10 +12,11 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import select, update
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import set_committed_value
 from SpiffWorkflow.util.task import TaskState
 
 import handlers
@@ -26,7 +27,7 @@ from ..casefile import Animal, Appeal, CaseFile, Objection
 from ..engine import runtime
 from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
-from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
+from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, ProcessVersion, TimerFiring, User
 from . import alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
 
 ZERO = Decimal("0.00")
@@ -414,7 +415,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                          summary=message_list([refused.message for refused in refusals], "; ")), field_errors)
     version = repository.current(session)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
-    number = f"{panchayat.code}/{impounded_on.year}/{_next_case_sequence(session, panchayat):04d}"
+    number = f"{panchayat.code}/{impounded_on.year}/{next_case_sequence(session, panchayat, impounded_on.year):04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
                   place_seized=places["place_seized"], place_impounded=places["place_impounded"],
                   nearest_village=places["nearest_village"],
@@ -443,16 +444,21 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     return case
 
 
-def _next_case_sequence(session: Session, panchayat: Panchayat) -> int:
-    """The Panchayat's next case sequence number, counted in the database: the increment takes the
-    row's write lock (PostgreSQL) or the database's (SQLite) until this transaction ends, so cases
-    started at the same moment get different numbers (a count read first and written back would
-    give two of them the same)."""
-    session.execute(update(Panchayat).where(Panchayat.id == panchayat.id)
-                    .values(case_sequence=Panchayat.case_sequence + 1).execution_options(synchronize_session=False))
-    number = session.scalar(select(Panchayat.case_sequence).where(Panchayat.id == panchayat.id))
-    set_committed_value(panchayat, "case_sequence", number)  # the object agrees, without writing it again
-    return number
+def next_case_sequence(session: Session, panchayat: Panchayat, year: int) -> int:
+    """The next number (from 1) of ``panchayat``'s cases impounded in ``year``, counted in the database.
+
+    One ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` (PostgreSQL, SQLite 3.35+): the first case of
+    a year makes its row with 1, each later one adds 1; the write holds the row's lock (PostgreSQL) or
+    the database's (SQLite) until this transaction ends, so cases started at the same moment get
+    different numbers, and a rolled-back start gives its number back.
+    """
+    dialect = session.get_bind().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert(CaseNumberSequence).values(panchayat_id=panchayat.id, year=year, last=1)
+    statement = statement.on_conflict_do_update(
+        index_elements=[CaseNumberSequence.panchayat_id, CaseNumberSequence.year],
+        set_={"last": CaseNumberSequence.last + 1}).returning(CaseNumberSequence.last)
+    return int(session.execute(statement).scalar_one())
 
 
 SUBMISSION_KEY = re.compile(r"[A-Za-z0-9_-]{8,80}")

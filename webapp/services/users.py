@@ -82,7 +82,7 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
-                          appeal_period_days=appeal_period_days, return_period_days=7, case_sequence=0)
+                          appeal_period_days=appeal_period_days, return_period_days=7)
     session.add(panchayat)
     session.flush()
     return panchayat

@@ -51,12 +51,13 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return wakeup.watch(sessionmaker(engine, expire_on_commit=False))
 
 
-def upgrade(url: str) -> None:
-    """Create or upgrade the schema with Alembic (the only way tables are made)."""
+def upgrade(url: str, revision: str = "head") -> None:
+    """Create or upgrade the schema with Alembic (the only way tables are made) to ``revision``
+    (default the latest; an earlier one for tests of a migration)."""
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    command.upgrade(config, "head")
+    command.upgrade(config, revision)

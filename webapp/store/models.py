@@ -56,7 +56,16 @@ class Panchayat(Base):
     appeal_period_days: Mapped[int] = mapped_column(Integer, default=30)
     return_period_days: Mapped[int] = mapped_column(Integer, default=7)
     appellate_forum: Mapped[str] = mapped_column(String(200), default="Vikas Adhikari, Panchayat Samiti")
-    case_sequence: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class CaseNumberSequence(Base):
+    """The last case number a Panchayat gave in one year of impoundment (``CODE/YEAR/NNNN``): each
+    year's cases are numbered from 0001 (migration 0017)."""
+
+    __tablename__ = "case_number_sequence"
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), primary_key=True)
+    year: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last: Mapped[int] = mapped_column(Integer)
 
 
 class User(Base):
