@@ -549,7 +549,8 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
 
     Raises:
         DeadlinePassed: after the last day of the appeal period (named).
-        Refused: no decision yet, or an appeal already pending.
+        Refused: no decision yet, an appeal already pending or decided, or an objector whose own claim
+            stands proved (an objector appeals only against the decision on their own claim).
     """
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     _require_role(user, "secretary")
@@ -568,6 +569,12 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
         raise Refused(M_("the appeal of %(name)s is pending; one appeal at a time", name=pending.appellant))
     if any(a.decision for a in cf.appeals) or cf.final_on is not None:
         raise Refused(M_("the appeal has been decided and the outcome is final"))
+    own = cf.objection_of(appellant)
+    if own is not None and own.decision == "proved":  # at most one claim stands proved (rules.py)
+        # an objector's appeal is against the decision on their own claim (RULE130.md "Decision and appeal")
+        raise Refused(M_("the claim of %(name)s was proved on %(day)s; an objector appeals against the decision on "
+                         "their own claim, and this one is in their favour", name=own.objector, day=own.decided_on),
+                      {"appellant": M_("claim proved")})
     against = "order_auction_stand" if cf.order_auction_stand_on else "ownership"
     cf.appeals.append(Appeal(appellant=appellant, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone),
                              against=against))
