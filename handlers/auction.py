@@ -105,6 +105,17 @@ def credit_remittance(ctx: HandlerContext) -> dict[str, Any]:
     return {"net": f"{dispatch.net:.2f}"}
 
 
+@handler("auction.remittance_due", clause="Rule 130(b) proviso")
+def remittance_due(ctx: HandlerContext) -> dict[str, Any]:
+    """The auction is over: were the unsold cattle sent to a receiving officer whose sale and
+    remittance are still to be recorded (``rule130_remittance``, beside the Panchayat's decision)?
+
+    Returns: ``{"due": bool}``.
+    """
+    dispatch = ctx.case_file.dispatch
+    return {"due": dispatch is not None and dispatch.remitted_on is None}
+
+
 @handler("auction.withdraw", clause="Rule 130(c) and its Explanation")
 def withdraw(ctx: HandlerContext) -> dict[str, Any]:
     """Interim delivery, or a claim proved while the cattle are unsold in the pound, withdrew the

@@ -297,11 +297,12 @@ def _return_by_objector(session: Session, cf: CaseFile, data: dict[str, Any], at
 
 # -- why a task is not open ------------------------------------------------------------------------
 
-def why_not_open(element_id: str, cf: CaseFile, at: datetime) -> Any | None:
+def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | None = None) -> Any | None:
     """Why the officer's task ``element_id`` (e.g. ``ut_order_stand``) is not open in the case at
-    instant ``at``, from the case file: a message naming what must happen first and, where a
-    period is still running, its last day (a local date), as RULE130.md asks of every refusal.
-    None when the case file gives no reason (the caller says only that the task is not open).
+    instant ``at`` — for "Decide ownership claim", the one of ``objector``'s claim — from the case
+    file: a message naming what must happen first and, where a period is still running, its last
+    day (a local date), as RULE130.md asks of every refusal. None when the case file gives no
+    reason (the caller says only that the task is not open).
     """
     today = legal_time.local_day(at, cf.timezone)
     notice, auction = cf.notice, (cf.auctions[-1] if cf.auctions else None)
@@ -325,6 +326,18 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime) -> Any | None:
         if today <= notice.last_day:
             return M_("the order is made after the objection period, whose last day is %(day)s",
                       day=notice.last_day)
+        if auction is not None and auction.status == "open":
+            return M_("the conditional auction is still open; its last day is %(day)s", day=auction.last_day)
+        if auction is not None and auction.status == "unsold" and cf.dispatch is None and cf.sale is None:
+            return M_("the auction closed without a sale; the sarpanch first decides on the unsold cattle "
+                      "(accept the highest bid or send them for sale)")
+    elif element_id == "ut_decide_objection" and objector is not None:
+        claim = cf.objection_of(objector)
+        if claim is None:
+            return M_("no objection by %(name)s is on the file", name=objector)
+        if claim.decision is not None:
+            return M_("the claim of %(name)s was already decided on %(day)s (%(decision)s)", name=claim.objector,
+                      day=claim.decided_on, decision=M_(claim.decision.replace("_", " ")))
     elif element_id == "ut_decide_unsold":
         if auction is None:
             return M_("no conditional auction has been held yet")
