@@ -20,6 +20,9 @@ PASSWORD = "correct horse battery"
 FAST_HASH = "pbkdf2:sha256:1000"  # test users: scrypt's cost per user would dominate the suite
 
 
+# every dump_state of the suite is compared with the whole conversion (webapp.engine.runtime.dump_state)
+os.environ["RULE130_CHECK_DUMP"] = "1"
+
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")  # e.g. postgresql://postgres@127.0.0.1:5432/test
 
 

@@ -273,6 +273,73 @@ def test_state_round_trips_with_decimal_and_date_and_without_the_spec(bundled):
         assert task.state == TaskState.READY
 
 
+@pytest.mark.parametrize("name", ["s2-objection-proved-after-sale", "p21-later-objection-rearms-appeal-window"])
+def test_dump_state_reusing_task_heads_writes_the_whole_conversions_text(monkeypatch, name):
+    # dump_state reuses each task's encoded identity and state between saves of a kept instance; at
+    # every save of a whole case (call activities, loops, timers, messages) its text must be the
+    # whole conversion's, character for character, and heads must have been reused.
+    from webapp import simulate
+
+    real, reused = runtime.dump_state, []
+
+    def checking(workflow):
+        kept = sum(1 for w in (workflow, *workflow.subprocesses.values()) for t in w.tasks.values()
+                   if t in runtime._TASK_HEADS)
+        fast = runtime._dump_state_fast(workflow)
+        assert fast == runtime._dump_state_whole(workflow)
+        reused.append(kept)
+        return real(workflow)
+
+    monkeypatch.delenv(runtime.CHECK_DUMP_ENV, raising=False)
+    monkeypatch.setattr(runtime, "dump_state", checking)
+    result = simulate.run_scenario(simulate.load_scenario(Path(__file__).parent / "scenarios" / f"{name}.yaml"))
+    assert result.mismatches == []
+    assert len(reused) >= 8 and max(reused) > 10  # every save checked; later saves found kept heads
+
+
+def test_dump_state_writes_data_changed_in_place_after_a_save(bundled):
+    # A task's data, its parent's data and its internal data can change in place (SpiffWorkflow
+    # shares nested values between tasks); the next dump must write the change, not an earlier text.
+    text, forms = bundled
+    parsed = repository.check(text.encode(), forms)
+    with clock.installed(clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))):
+        wf = runtime.new_instance(parsed, {"impounded_at": "2026-01-05T10:00:00+05:30", "timezone": "Asia/Kolkata",
+                                           "appeal_period_days": 30, "return_period_days": 7,
+                                           "nested": {"amounts": [Decimal("0.01")]}}, _no_handlers)
+        runtime.run(wf)
+    first = runtime.dump_state(wf)
+    done = [t for t in wf.tasks.values() if t.state == TaskState.COMPLETED and t.parent is not None]
+    child = next(t for t in done if t.parent in done)
+    assert child in runtime._TASK_HEADS  # its head is kept from the first dump
+    assert runtime.dump_state(wf) == first  # nothing changed: the same text
+
+    child.data["late"] = Decimal("7.50")
+    child.parent.data["parents"] = "changed"
+    child.internal_data["note"] = "changed"
+    child.data["nested"]["amounts"].append(Decimal("99.99"))  # in place, in a value tasks share
+    second = runtime.dump_state(wf)
+    assert second == runtime._dump_state_whole(wf) != first
+    entry = json.loads(second)["tasks"][str(child.id)]
+    assert entry["delta"]["updates"]["late"] == {"value": "7.50", "typename": "Decimal"}
+    assert "parents" in entry["delta"]["deletions"] and entry["internal_data"] == {"note": "changed"}
+    assert '{"value":"99.99","typename":"Decimal"}' in second
+
+
+def test_the_check_mode_of_dump_state_refuses_a_text_the_whole_conversion_differs_from(bundled, monkeypatch):
+    text, forms = bundled
+    parsed = repository.check(text.encode(), forms)
+    with clock.installed(clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))):
+        wf = runtime.new_instance(parsed, {"impounded_at": "2026-01-05T10:00:00+05:30", "timezone": "Asia/Kolkata",
+                                           "appeal_period_days": 30, "return_period_days": 7}, _no_handlers)
+    whole = runtime._dump_state_whole(wf)
+    monkeypatch.setattr(runtime, "_dump_state_fast", lambda workflow: whole.replace('"state":', '"state" :', 1))
+    monkeypatch.setenv(runtime.CHECK_DUMP_ENV, "1")
+    with pytest.raises(AssertionError, match="differs from the whole conversion"):
+        runtime.dump_state(wf)
+    monkeypatch.delenv(runtime.CHECK_DUMP_ENV)
+    assert runtime.dump_state(wf) != whole  # unchecked: the fast text as it is
+
+
 # -- legal time -------------------------------------------------------------------------------------------
 
 def test_period_end_in_asia_kolkata():
