@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import weakref
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -121,6 +122,7 @@ CHECK_DUMP_ENV = "RULE130_CHECK_DUMP"  # "1": every dump_state is compared with 
 
 _ENCODE = SERIALIZER._encoder_cls(separators=(",", ":")).encode  # what json.dumps(cls=, separators=) does
 _TASK_HEADS: weakref.WeakKeyDictionary[Any, tuple[tuple, str]] = weakref.WeakKeyDictionary()
+_DUMPING = threading.Lock()  # one dump at a time: SpiffWorkflow's registry switches a shared mode flag
 
 
 def _task_head(key: Any, task: Any, parent: Any) -> str:
@@ -217,13 +219,13 @@ def dump_state(workflow: BpmnWorkflow) -> str:
     ``RULE130_CHECK_DUMP=1`` (set by the test suite) the whole conversion is made too, and a
     difference raises ``AssertionError``.
     """
-    text = _dump_state_fast(workflow)
-    if os.environ.get(CHECK_DUMP_ENV) == "1":
-        whole = _dump_state_whole(workflow)
-        if text != whole:
-            at = len(os.path.commonprefix([text, whole]))
-            raise AssertionError(f"dump_state differs from the whole conversion at character {at}: "
-                                 f"{text[max(at - 80, 0):at + 80]!r} != {whole[max(at - 80, 0):at + 80]!r}")
+    with _DUMPING:  # the registry's encoder mode is one flag for the process (web threads, timer worker)
+        text = _dump_state_fast(workflow)
+        whole = _dump_state_whole(workflow) if os.environ.get(CHECK_DUMP_ENV) == "1" else text
+    if text != whole:
+        at = len(os.path.commonprefix([text, whole]))
+        raise AssertionError(f"dump_state differs from the whole conversion at character {at}: "
+                             f"{text[max(at - 80, 0):at + 80]!r} != {whole[max(at - 80, 0):at + 80]!r}")
     return text
 
 
