@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from . import handler
@@ -55,7 +56,12 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
     owner; a reversed "proved" makes the claim not proved (RULE130.md, "Decision and appeal"). An
     objector's appeal is against the decision on their own claim: reversed, their claim is proved
     and a claim proved before it is not (at most one claim stands proved).
-    Returns: ``{"owner_proved": bool}``.
+
+    The outcome is final with this decision unless the Panchayat decided again after the appeal was
+    filed (an objection filed after a decision is decided too, and the appeal period runs again from
+    that later decision, RULE130.md): while that period runs, others may still appeal.
+    Returns: ``{"owner_proved": bool, "window_open": bool}`` (``window_open``: wait for appeals
+    until the end of day D + M of the later decision D).
     """
     cf = ctx.case_file
     appeal = cf.pending_appeal()
@@ -79,7 +85,9 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
             cf.owner_proved, cf.winning_objector = True, own.objector if own else appeal.appellant
             if own is not None:
                 own.decision = "proved"
-    return {"owner_proved": bool(cf.owner_proved)}
+    later = cf.decision_at is not None and cf.decision_at > appeal.filed_at
+    window_open = later and ctx.today <= cf.decision_on + timedelta(days=cf.appeal_period_days)
+    return {"owner_proved": bool(cf.owner_proved), "window_open": bool(window_open)}
 
 
 @handler("decision.make_final", clause="Rule 130(e) proviso")

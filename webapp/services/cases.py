@@ -23,7 +23,7 @@ import handlers
 from handlers.context import HandlerContext
 
 from .. import casefile, clock, fees, legal_time, logs, textguard
-from ..casefile import Animal, Appeal, CaseFile, Objection
+from ..casefile import Animal, Appeal, CaseFile, Objection, name_key
 from ..engine import runtime
 from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
@@ -567,8 +567,14 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     pending = cf.pending_appeal()
     if pending is not None:
         raise Refused(M_("the appeal of %(name)s is pending; one appeal at a time", name=pending.appellant))
-    if any(a.decision for a in cf.appeals) or cf.final_on is not None:
-        raise Refused(M_("the appeal has been decided and the outcome is final"))
+    if cf.final_on is not None:
+        raise Refused(M_("the appeal has been decided and the outcome is final") if any(a.decision for a in cf.appeals)
+                      else M_("the outcome became final on %(day)s", day=cf.final_on))
+    decided = next((a for a in cf.appeals if a.decision and name_key(a.appellant) == name_key(appellant)), None)
+    if decided is not None:  # the appellate authority's decision on it is final (Rule 130(e) proviso)
+        raise Refused(M_("the appeal of %(name)s was decided on %(day)s (%(decision)s); that decision is final",
+                         name=decided.appellant, day=decided.decided_on, decision=M_(decided.decision)),
+                      {"appellant": M_("appeal already decided")})
     own = cf.objection_of(appellant)
     if own is not None and own.decision == "proved":  # at most one claim stands proved (rules.py)
         # an objector's appeal is against the decision on their own claim (RULE130.md "Decision and appeal")
