@@ -105,6 +105,18 @@ def credit_remittance(ctx: HandlerContext) -> dict[str, Any]:
     return {"net": f"{dispatch.net:.2f}"}
 
 
+@handler("auction.unsold_route", clause="Rule 130(b) proviso")
+def unsold_route(ctx: HandlerContext) -> dict[str, Any]:
+    """The auction is over: did it close without a sale, leaving the cattle in the pound for the
+    sarpanch to decide on (``rule130_unsold``, beside the Panchayat's decision)?
+
+    Returns: ``{"unsold": bool}``.
+    """
+    cf = ctx.case_file
+    auction = cf.auctions[-1] if cf.auctions else None
+    return {"unsold": auction is not None and auction.status == "unsold" and cf.sale is None and cf.dispatch is None}
+
+
 @handler("auction.remittance_due", clause="Rule 130(b) proviso")
 def remittance_due(ctx: HandlerContext) -> dict[str, Any]:
     """The auction is over: were the unsold cattle sent to a receiving officer whose sale and

@@ -90,22 +90,37 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
     return {"owner_proved": bool(cf.owner_proved), "window_open": bool(window_open)}
 
 
-@handler("decision.make_final", clause="Rule 130(e) proviso")
-def make_final(ctx: HandlerContext) -> dict[str, Any]:
-    """The outcome is final today: the appeal period ended without appeal, or the appeal is decided.
-
-    Returns: ``{"final_at": ISO instant, "owner_proved", "buyer_holds_cattle", "interim_delivered",
-    "other_holder", "unsold_in_pound": bool}`` for the diagram's gateways and the return timer;
-    ``other_holder``: the cattle are on interim delivery with an objector other than the one whose
-    ownership is proved, who returns them first (RULE130.md (c) Explanation, reading).
-    """
-    cf = ctx.case_file
-    cf.final_on = ctx.today
+def _outcome_flags(cf: Any) -> dict[str, bool]:
+    """Where the cattle and the money are, for the gateways that carry out the final outcome:
+    ``owner_proved``, ``buyer_holds_cattle``, ``interim_delivered``, ``other_holder`` (the cattle
+    are on interim delivery with an objector other than the one whose ownership is proved, who
+    returns them first: RULE130.md (c) Explanation, reading) and ``unsold_in_pound``."""
     buyer_holds = cf.sale is not None and cf.sale.returned_on is None
     interim = cf.interim is not None and cf.interim.returned_on is None
     other_holder = bool(interim and cf.owner_proved and cf.held_by_another_objector())
     unsold_in_pound = (cf.sale is None and cf.dispatch is None and not interim and cf.release is None
                        and bool(cf.living_animals()))
-    return {"final_at": ctx.now.isoformat(), "owner_proved": bool(cf.owner_proved),
-            "buyer_holds_cattle": buyer_holds, "interim_delivered": interim, "other_holder": other_holder,
-            "unsold_in_pound": unsold_in_pound}
+    return {"owner_proved": bool(cf.owner_proved), "buyer_holds_cattle": buyer_holds, "interim_delivered": interim,
+            "other_holder": other_holder, "unsold_in_pound": unsold_in_pound}
+
+
+@handler("decision.make_final", clause="Rule 130(e) proviso")
+def make_final(ctx: HandlerContext) -> dict[str, Any]:
+    """The outcome is final today: the appeal period ended without appeal, or the appeal is decided.
+
+    Returns: ``{"final_at": ISO instant, **flags}`` (:func:`_outcome_flags`) for the diagram's
+    gateways and the return timer.
+    """
+    cf = ctx.case_file
+    cf.final_on = ctx.today
+    return {"final_at": ctx.now.isoformat(), **_outcome_flags(cf)}
+
+
+@handler("decision.route_outcome", clause="Rule 130(d), (e)")
+def route_outcome(ctx: HandlerContext) -> dict[str, Any]:
+    """The outcome is final and the sarpanch's decision on unsold cattle and any remittance are in
+    (they run beside the decision): where the cattle and the money are now.
+
+    Returns: ``{"final_at": the instant the outcome became final (as make_final gave it), **flags}``.
+    """
+    return {"final_at": (ctx.task_data.get("final") or {}).get("final_at"), **_outcome_flags(ctx.case_file)}

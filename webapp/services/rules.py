@@ -221,6 +221,11 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
 @check("decide_unsold")
 def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
     choice = data.get("choice")
+    auction = cf.auctions[-1] if cf.auctions else None
+    if auction is not None and auction.status == "open" and cf.sale is None:
+        # the proviso applies to cattle the auction left unsold: not before its third day ends
+        raise Refused(M_("the conditional auction is still open; its last day is %(day)s", day=auction.last_day),
+                      {"choice": M_("auction still open")})
     if choice in ("accept_highest_bid", "neighbouring_panchayat", "cattle_fair") and not cf.living_animals():
         raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); the cattle cannot be "
                          "sold or sent for sale"), {"choice": M_("no living animal")})
@@ -345,9 +350,25 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | No
             return M_("the conditional auction is still open; its last day is %(day)s", day=auction.last_day)
         if cf.sale is not None:
             return M_("the cattle were sold on %(day)s", day=cf.sale.day)
+    elif element_id == "ut_decide_appeal":
+        if cf.pending_appeal() is None:
+            return M_("no appeal is pending")
+        if notice is not None and today <= notice.last_day:
+            return M_("an appeal is decided once the objection period has ended (a later objection may still change "
+                      "the Panchayat's decision); its last day is %(day)s", day=notice.last_day)
+    elif element_id == "ut_pay_feeding_charges":
+        if cf.delivered_on is None:
+            return M_("the feeding charges are paid after the cattle are delivered to the owner")
     elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
         if cf.final_on is None:
             return _not_final_yet(cf, today)
+        if element_id == "ut_deliver_to_objector" and cf.sale is not None and cf.sale.returned_on is None \
+                and cf.owner_proved:
+            return M_("the buyer %(buyer)s has not yet returned the cattle; taking them back from the buyer comes "
+                      "first", buyer=cf.sale.buyer)
+        if element_id == "ut_return_by_objector" and cf.interim is not None and cf.owner_proved \
+                and cf.winning_objector == cf.interim.objector:
+            return M_("the claim of %(name)s is proved; the cattle stay with %(name)s", name=cf.interim.objector)
         held = cf.held_by_another_objector()
         if element_id == "ut_deliver_to_objector" and held is not None and held.returned_on is None \
                 and not held.forfeited:
