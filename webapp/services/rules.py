@@ -229,6 +229,10 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
     if choice in ("accept_highest_bid", "neighbouring_panchayat", "cattle_fair") and not cf.living_animals():
         raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); the cattle cannot be "
                          "sold or sent for sale"), {"choice": M_("no living animal")})
+    if (cf.interim is not None and cf.interim.returned_on is None) or (auction is not None and auction.status == "withdrawn"):
+        raise Refused(_unsold_withdrawn(cf) or M_("the sale of the unsold cattle was withdrawn on %(day)s",
+                                                  day=auction.closed_on if auction else None),
+                      {"choice": M_("sale withdrawn")})
     if choice == "accept_highest_bid":
         if cf.auction is None or not cf.auction.bids:
             raise Refused(M_("there is no bid to accept; send the cattle for sale instead"), {"choice": M_("no bid")})
@@ -302,6 +306,20 @@ def _return_by_objector(session: Session, cf: CaseFile, data: dict[str, Any], at
 
 # -- why a task is not open ------------------------------------------------------------------------
 
+def _unsold_withdrawn(cf: CaseFile) -> Any | None:
+    """Why the sale of the cattle an auction left unsold was withdrawn (RULE130.md (b) proviso and (c)
+    Explanation, readings): delivered on security, or an objector's ownership proved while they are
+    in the pound; None when neither holds (the caller names the day it was withdrawn)."""
+    if cf.interim is not None and cf.interim.returned_on is None:
+        return M_("the cattle were delivered to %(name)s on security on %(day)s; they cannot be sold or sent for sale",
+                  name=cf.interim.objector, day=cf.interim.day)
+    proved = next((o for o in cf.objections if o.decision == "proved"), None)
+    if proved is not None and cf.sale is None and cf.dispatch is None:
+        return M_("the ownership of %(name)s was proved on %(day)s; the unsold cattle go to the owner and are not "
+                  "sold or sent for sale", name=proved.objector, day=proved.decided_on)
+    return None
+
+
 def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | None = None) -> Any | None:
     """Why the officer's task ``element_id`` (e.g. ``ut_order_stand``) is not open in the case at
     instant ``at`` — for "Decide ownership claim", the one of ``objector``'s claim — from the case
@@ -350,6 +368,9 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | No
             return M_("the conditional auction is still open; its last day is %(day)s", day=auction.last_day)
         if cf.sale is not None:
             return M_("the cattle were sold on %(day)s", day=cf.sale.day)
+        if auction.status == "withdrawn":
+            return _unsold_withdrawn(cf) or M_("the sale of the unsold cattle was withdrawn on %(day)s",
+                                              day=auction.closed_on)
     elif element_id == "ut_decide_appeal":
         if cf.pending_appeal() is None:
             return M_("no appeal is pending")
@@ -362,6 +383,9 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | No
     elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
         if cf.final_on is None:
             return _not_final_yet(cf, today)
+        if element_id == "ut_deliver_to_objector" and cf.dispatch is not None and cf.dispatch.remitted_on is None:
+            return M_("the cattle were sent to %(receiver)s for sale; the owner is paid the remittance less fine and "
+                      "feeding once %(receiver)s records the sale and remittance", receiver=cf.dispatch.receiver)
         if element_id == "ut_deliver_to_objector" and cf.sale is not None and cf.sale.returned_on is None \
                 and cf.owner_proved:
             return M_("the buyer %(buyer)s has not yet returned the cattle; taking them back from the buyer comes "
