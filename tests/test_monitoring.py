@@ -235,3 +235,13 @@ def test_gunicorn_serves_health_and_metrics_from_several_workers(database_url, s
         server.terminate()
         output = server.communicate(timeout=30)[0].decode(errors="replace")
     assert "Booting worker" in output, output
+
+
+def test_no_case_stays_bound_to_the_thread_after_a_request(client, sessions, officers, virtual_clock):
+    """A web thread serves many requests: a case page binds its case for its log lines, and the
+    next request on the thread starts with none — also one refused before the request hooks run
+    (Flask-WTF's CSRF check logs "The CSRF token is missing." before them)."""
+    case = impound(sessions, officers["pound_keeper"], "2026-01-05")
+    sign_in(client, "sec")
+    assert client.get(f"/cases/{case.id}").status_code == 200
+    assert logs.current_case() is None

@@ -168,19 +168,18 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
                              case_number=run.case.case_number))
         return found[0] if found else None
 
-    ready.objector = match.get("objector")  # type: ignore[attr-defined]  (named in a refusal: why_not_open)
-    return _complete(session, user, run, task_spec, data, ready)
+    return _complete(session, user, run, task_spec, data, ready, objector=match.get("objector"))
 
 
 def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, data: dict[str, Any],
-              find: Any) -> Case:
+              find: Any, *, objector: str | None = None) -> Case:
     form = runtime.spec_form_name(task_spec)
     schema = run.loaded.parsed.forms[form]
     cleaned = rules.clean(session, form.split(".")[0], schema, run.cf, data or {}, clock.now())
     run.run()  # timers due before this act fire first
     task = find()
     if task is None or task.state != TaskState.READY:
-        why = rules.why_not_open(task_spec.bpmn_id, run.cf, clock.now(), getattr(find, "objector", None))
+        why = rules.why_not_open(task_spec.bpmn_id, run.cf, clock.now(), objector)
         if why is not None:
             raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now: %(why)s",
                              bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number, why=why))

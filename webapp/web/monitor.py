@@ -47,6 +47,13 @@ def _start_timing() -> None:
     logs.bind_case(None)  # a waitress/gunicorn thread serves many requests: no case carried over
 
 
+@bp.teardown_app_request
+def _unbind_case(_error: BaseException | None) -> None:
+    """After every request: no case is carried to the next request this thread serves, even one that
+    a check running before :func:`_start_timing` refuses (Flask-WTF's CSRF check logs before it)."""
+    logs.bind_case(None)
+
+
 @bp.after_app_request
 def _record_latency(response: Response) -> Response:
     started = g.pop("rule130_started", None)
