@@ -244,8 +244,6 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
         if user is None:
             raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id
-    if cf.interim is not None and cf.interim.returned_on is None:
-        raise Refused(M_("the cattle were delivered to the objector on security; they cannot be sold"))
     return data
 
 
