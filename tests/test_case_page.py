@@ -118,8 +118,9 @@ def test_the_history_shows_amounts_in_rupees_in_english_and_hindi(client, sessio
     with sessions() as session:  # the auction money posted twice (as a faulty earlier version could have)
         book = ledger.CaseLedger(session, session.get(Case, case_id), None)
         book.element_id = "svc_conclude_sale"
-        twice = book.post("buyer", "suspense", Decimal("12500.00"), kind="auction_money", clause="Rule 130(b)").id
+        posted = book.post("buyer", "suspense", Decimal("12500.00"), kind="auction_money", clause="Rule 130(b)")
         session.commit()
+        twice = posted.id
     reversed_ = client.post(f"/cases/{case_id}/ledger/reversals", data={"entry": str(twice), "reason": "posted twice"})
     assert reversed_.status_code == 302, text_of(reversed_)
 

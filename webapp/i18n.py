@@ -14,6 +14,7 @@ locale of the language (en_IN, hi_IN), which groups digits in lakhs and crores: 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -90,6 +91,7 @@ def _locale(language: str | None) -> str:
     return FORMAT_LOCALES.get(normalise(language) or current_language(), FORMAT_LOCALES[DEFAULT_LANGUAGE])
 
 
+@functools.cache  # a function of the locale alone (Babel's CLDR data does not change while running)
 def day_pattern(locale: str) -> str:
     """The CLDR pattern for a day in ``locale``: its full date format when that is day first
     (``EEEE, d MMMM y`` in en_IN and hi_IN), else :data:`PROJECT_DAY_PATTERN`."""

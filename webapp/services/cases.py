@@ -63,6 +63,9 @@ class CaseRun:
         self.notified_roles: set[str] = set()  # roles the diagram notified in this unit of work
         self._ready_before: set[str] | None = None  # ready user tasks before the first run (alerts)
         self._documents_before = documents.due_keys(self.cf)  # an act of this unit of work issues the rest
+        # what the ledger invariants were last checked against (by the save that stored this state)
+        self._ledger_checked = None if start_data is not None else self._ledger_facts(case.status == "completed")
+        self._postings_checked = 0
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
@@ -177,9 +180,20 @@ class CaseRun:
                        detail=documents.history_detail(rows))
         self._documents_before = documents.due_keys(self.cf)
 
+    def _ledger_facts(self, closed: bool) -> tuple[bool, str | None, Any, ledger.Expected]:
+        """What :func:`ledger.check_invariants` reads besides the entries: closed, outcome,
+        shortfall (rupees) and the case file's expectations."""
+        return (closed, self.case.outcome, self.case.shortfall, expectations(self.case, self.cf))
+
     def save(self) -> None:
         """Store state, file and the list columns; issue the documents of the acts done; check the
-        ledger invariants (same transaction)."""
+        ledger invariants (same transaction) when this unit of work posted an entry or changed what
+        they read (outcome, shortfall, closed, the file's expectations: :meth:`_ledger_facts`).
+
+        Raises:
+            CaseHeld: the case is held by an open incident.
+            TaskFailed: a ledger invariant would break (kind ``ledger_invariant``).
+        """
         for timer in runtime.armed_timers(self.wf):
             self.cf.timers[timer.bpmn_id] = timer.due.isoformat()
         closed = self.wf.is_completed()
@@ -201,13 +215,20 @@ class CaseRun:
         if closed and self.case.status != "completed":
             self.case.status, self.case.closed_at = "completed", clock.now()
         self._held()
+        facts = self._ledger_facts(closed)
+        if facts == self._ledger_checked and self.ledger.postings == self._postings_checked:
+            # nothing posted and nothing the invariants read changed since the save that stored
+            # this state checked them: the same entries against the same facts (check_invariants)
+            self.session.flush()
+            return
         try:
-            ledger.check_invariants(self.session, self.case, closed, expectations(self.case, self.cf))
+            ledger.check_invariants(self.session, self.case, closed, facts[3])
         except TaskFailed:
             raise
         except EngineFailure as failure:
             # the element whose postings broke it: the last handler that posted in this unit of work
             raise self._failed(failure, element_id=self.ledger.posted_by, kind="ledger_invariant") from failure
+        self._ledger_checked, self._postings_checked = facts, self.ledger.postings
         self.session.flush()
 
 

@@ -81,12 +81,14 @@ class CaseLedger:
         self.session, self.case, self.officer_id = session, case, officer_id
         self.element_id: str | None = None  # the task (diagram element) posting now
         self.posted_by: str | None = None  # the element of the latest posting (named by an incident)
+        self.postings = 0  # entries posted through this ledger (in this unit of work)
 
     def post(self, from_account: str, to_account: str, amount: Decimal, *, kind: str, clause: str,
              memo: str = "", reversal_of: int | None = None, reason: str = "") -> LedgerEntry:
         """Move ``amount`` rupees (Decimal, > 0, whole paise) from one account to another, now.
 
-        Returns the new entry (flushed: it has its id).
+        Returns the new entry, added to the caller's session; it gets its id at the next flush
+        (:func:`entries` and the invariants see it before that).
         Raises:
             EngineFailure: a non-positive, non-Decimal or sub-paisa amount, or an unknown account.
         """
@@ -100,7 +102,7 @@ class CaseLedger:
                             reversal_of=reversal_of, reason=reason)
         self.session.add(entry)
         self.posted_by = self.element_id
-        self.session.flush()
+        self.postings += 1
         return entry
 
     def balance(self, account: str) -> Decimal:
@@ -111,8 +113,13 @@ class CaseLedger:
 # -- reading ------------------------------------------------------------------------------------
 
 def entries(session: Session, case_id: int) -> list[LedgerEntry]:
-    """Every ledger entry of the case, in the order posted (amounts in rupees, Decimal)."""
-    return list(session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case_id).order_by(LedgerEntry.id)))
+    """Every ledger entry of the case, in the order posted (amounts in rupees, Decimal): those
+    stored, then those posted in this transaction and not yet flushed (read without a flush, so
+    the unit of work writes its rows once, at its end)."""
+    with session.no_autoflush:
+        stored = list(session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case_id)
+                                      .order_by(LedgerEntry.id)))
+    return stored + [e for e in session.new if isinstance(e, LedgerEntry) and e.case_id == case_id]
 
 
 def net(rows: Iterable[LedgerEntry]) -> dict[str, Decimal]:
@@ -333,6 +340,7 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
         check_invariants(session, case, case.status == "completed", cases.expectations(case))
     except InvariantBroken as broken:
         raise Refused(M_("entry %(id)s cannot be reversed: %(why)s", id=entry.id, why=broken.message)) from None
+    session.flush()  # the reversal's id, for the history
     now = clock.now()
     session.add(CaseEvent(case_id=case.id, at=now, kind="act", name="Ledger entry reversed", element_id=None,
                           actor_role=user.role, actor_user_id=user.id,

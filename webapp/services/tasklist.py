@@ -411,10 +411,11 @@ def check_holder(session: Session, case: Case, task_id: str, user: User) -> None
     Raises:
         Conflict: held by another officer (the message names them).
     """
-    hit = session.execute(
-        update(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id), CaseTask.state == READY,
-                               or_(CaseTask.claimed_by.is_(None), CaseTask.claimed_by == user.id))
-        .values(claimed_by=CaseTask.claimed_by).execution_options(synchronize_session=False))
+    rows = CaseTask.__table__.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
+    hit = session.connection().execute(
+        update(CaseTask.__table__).where(rows.case_id == case.id, rows.task_id == str(task_id), rows.state == READY,
+                                         or_(rows.claimed_by.is_(None), rows.claimed_by == user.id))
+        .values(claimed_by=rows.claimed_by))
     if hit.rowcount:
         return
     row = session.scalar(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id)))
