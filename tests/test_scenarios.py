@@ -3,6 +3,8 @@ tests/scenarios/invalid is refused as a whole (exit 2) with a message naming the
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -61,6 +63,16 @@ def test_one_invalid_file_in_a_batch_runs_nothing():
     assert result.exit_code == 2
     assert "steps[2].do: unknown action 'auction_close'" in result.output
     assert "all expectations held" not in result.output
+
+
+def test_json_for_several_files_names_each_result_by_file_and_scenario():
+    files = [SCENARIOS / "s1-no-objection-full-price.yaml", SCENARIOS / "s2-objection-proved-after-sale.yaml"]
+    result = CliRunner().invoke(main, ["simulate", *map(str, files), "--json"])
+    assert result.exit_code == 0, result.output
+    results = json.loads(result.output)
+    assert [(r["file"], r["outcome"]) for r in results] == [(str(files[0]), "auction_final"),
+                                                             (str(files[1]), "returned_to_objector")]
+    assert [r["scenario"] for r in results] == [load_scenario(f).name for f in files]
 
 
 def test_a_file_that_is_not_text_is_invalid_in_one_line(tmp_path):

@@ -161,7 +161,7 @@ def deliver(once: bool, database_url: str | None) -> None:
 
 @main.command()
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="print the machine-readable result (a list for several files)")
+@click.option("--json", "as_json", is_flag=True, help="print the machine-readable result (for several files a list, each named by file and scenario)")
 @click.option("--database", "database_url", default=None,
               help="run every scenario into this existing database, in one Panchayat, instead of a fresh one each")
 @click.option("--panchayat", "panchayat_code", default=None,
@@ -185,8 +185,12 @@ def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None
         click.echo(f"not run: {error}", err=True)
         sys.exit(2)
     if as_json:
-        results = [outcome.result for outcome in outcomes]
-        click.echo(json.dumps(results[0] if len(results) == 1 else results, indent=2, ensure_ascii=False))
+        if len(outcomes) == 1:
+            click.echo(json.dumps(outcomes[0].result, indent=2, ensure_ascii=False))
+        else:  # one result per file, each named by its file and the scenario's name
+            click.echo(json.dumps([{"file": path, "scenario": scenario.name, **outcome.result}
+                                   for path, scenario, outcome in zip(scenarios, parsed, outcomes)],
+                                  indent=2, ensure_ascii=False))
     failed = False
     for scenario, outcome in zip(parsed, outcomes):
         if not as_json:
