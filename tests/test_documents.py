@@ -18,6 +18,7 @@ import hashlib
 import html
 import io
 import json
+import logging
 import re
 import unicodedata
 from datetime import date
@@ -155,7 +156,8 @@ S1_HINDI = {  # in the Hindi documents: Devanagari, compared on base letters
 
 
 def test_s1_notice_and_sale_receipt_pdfs_state_every_particular_in_english_and_hindi(app, sessions, officers,
-                                                                                      virtual_clock):
+                                                                                      virtual_clock, caplog):
+    caplog.set_level(logging.WARNING, logger="weasyprint")
     case_id = run_scenario(sessions, officers, virtual_clock, "s1")
     with sessions() as session:  # the dates as RULE130.md computes them, for the case itself
         summary = cases.summary(session, session.get(Case, case_id))
@@ -180,6 +182,9 @@ def test_s1_notice_and_sale_receipt_pdfs_state_every_particular_in_english_and_h
         assert "Received from" not in text and "Notice of impounded" not in text  # no English left in Hindi
         # the PDF names the text it was made from
         assert found[key, "hi"].sha256 in text
+    # WeasyPrint laid every page out without ignoring a rule of documents.css (its media features
+    # are not evaluated: the narrow-screen rules live in documents-narrow.css, for the browser only)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")] == []
 
 
 def test_amounts_of_a_lakh_and_more_are_grouped_the_indian_way_in_both_languages(app, sessions, officers,
