@@ -150,3 +150,20 @@ def test_a_birth_and_a_reassignment_read_in_hindi_in_the_history(demo_client, se
     assert "कार्य: सूचना प्रकाशित करें और सशर्त नीलामी शुरू करें; तक: Sunita; से: —" in hindi
     assert "जन्म दर्ज" in hindi and f"बछड़ा: CALF-1; माँ: {first_tag}" in hindi
     assert "null" not in hindi and "Birth recorded" not in hindi
+
+
+def test_a_fresh_demo_shows_the_secretary_and_the_sarpanch_a_task_each_and_none_overdue(demo_client, sessions):
+    from datetime import timedelta
+
+    from webapp import clock, legal_time
+    from webapp.store.models import CaseTask
+
+    today = legal_time.local_day(clock.now(), "Asia/Kolkata")
+    with sessions() as session:
+        ready = session.scalars(select(CaseTask).where(CaseTask.state == "ready").order_by(CaseTask.id)).all()
+        assert [(row.element_id, row.lane) for row in ready] == [("ut_publish_notice", "secretary"),
+                                                                  ("ut_decide_unsold", "sarpanch")]
+        # the report is raised as the first case is recorded (its release window long over), so its
+        # notice is due tomorrow; the auction's last day was yesterday, so the sarpanch's decision
+        # is due tomorrow (two days after it)
+        assert [row.act_by for row in ready] == [today + timedelta(days=1)] * 2

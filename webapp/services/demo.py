@@ -47,9 +47,10 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
                 place_seized="Bhimpura fields", place_impounded="Kanji House, Rampura", nearest_village="Bhimpura",
                 animals=[{"species": "cow", "description": "brown cow, white patch on forehead", "tag": "RJ-1001"},
                          {"species": "cow", "description": "black cow, left horn broken", "tag": "RJ-1002"}])
-    # A second case, lived through on a virtual clock: impounded 12 days ago, notice 7 days ago,
-    # one bid below full price, auction closed unsold.
-    past = now - timedelta(days=12)
+    # A second case, lived through on a virtual clock: impounded 8 days ago, notice 3 days ago,
+    # one bid below full price, auction closed unsold at the start of today (the decision is due
+    # tomorrow: a fresh install shows no task overdue).
+    past = now - timedelta(days=8)
     virtual = clock.VirtualClock(past)
     with clock.installed(virtual):
         case = uow.perform(sessions, "start_case", start, keeper, impounded_at=past,
@@ -57,7 +58,7 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
                            nearest_village="Kishanpura",
                            animals=[{"species": "goat", "description": "white goat, red collar"},
                                     {"species": "goat", "description": "brown goat"}])
-        _advance(sessions, virtual, now - timedelta(days=7))
+        _advance(sessions, virtual, now - timedelta(days=3))
         uow.perform(sessions, "publish_notice", tasks.act, secretary, case.id, "ut_publish_notice",
                     {"objection_period_days": 30, "full_price": "6000.00"})
         virtual.set(virtual.now() + timedelta(days=1))
