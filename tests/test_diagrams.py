@@ -53,3 +53,33 @@ def test_case_diagram_marks_the_ready_task(client, sessions, officers, virtual_c
 def test_diagram_pages_need_a_login(client):
     assert client.get("/processes/current").status_code in (302, 401)
     assert client.get("/processes/1/bpmn").status_code in (302, 401)
+
+
+def test_the_viewer_draws_the_labels_in_hindi_and_the_download_is_the_diagram_as_deployed(client, sessions):
+    from lxml import etree
+
+    from webapp.store.models import ProcessVersion
+
+    login(client, "sec")
+    assert client.post("/language", data={"lang": "hi", "next": "/processes/current"}).status_code == 302
+    page = client.get("/processes/current").get_data(as_text=True)
+    assert 'data-src="/processes/1/bpmn?labels=hi"' in page  # the viewer asks for Hindi labels
+    assert 'href="/processes/1/bpmn">' in page  # the download link: the file as deployed
+    with sessions() as session:
+        deployed = session.get(ProcessVersion, 1).bpmn_xml
+    assert client.get("/processes/1/bpmn").get_data(as_text=True) == deployed
+    assert client.get("/processes/1/bpmn?labels=xx").get_data(as_text=True) == deployed
+
+    hindi = client.get("/processes/1/bpmn?labels=hi")
+    assert hindi.status_code == 200 and hindi.mimetype == "application/xml"
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(hindi.data, parser)
+    names = {el.get("id"): el.get("name") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
+    assert names["ut_decide_unsold"] == "न बिके पशुओं का निर्णय करें"  # a task
+    assert names["pool_rule130_auction"] == "नियम 130(ख): सशर्त नीलामी"  # a pool
+    assert names["lane_case_pound_keeper"] == "कांजी हाउस प्रभारी"  # a lane: its role in words
+    assert names["f_no_unsold"] == "नहीं"  # a gateway's flow
+    # nothing but the names differs: the same elements, ids and drawing
+    original = etree.fromstring(deployed.encode("utf-8"), parser)
+    assert [(el.tag, el.get("id")) for el in root.iter()] == [(el.tag, el.get("id")) for el in original.iter()]
+    assert [el.attrib for el in root.iter("{*}Bounds")] == [el.attrib for el in original.iter("{*}Bounds")]

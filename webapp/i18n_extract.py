@@ -46,16 +46,20 @@ def extract_json_schema(fileobj: IO[bytes], keywords: Any, comment_tags: Any,
 SHOWN_ELEMENTS = ("userTask", "serviceTask", "scriptTask", "task", "callActivity", "startEvent", "endEvent",
                   "boundaryEvent", "intermediateCatchEvent", "intermediateThrowEvent", "subProcess", "transaction",
                   "parallelGateway", "eventBasedGateway", "exclusiveGateway", "inclusiveGateway")
+# Labels drawn on the diagram only (webapp.services.overview.labelled_for): the pools' titles and
+# the names of sequence flows (a gateway's "yes" / "no").
+DRAWN_ELEMENTS = ("participant", "sequenceFlow")
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 
 
 def bpmn_names(data: bytes) -> Iterator[tuple[int, str]]:
-    """``(line, name)`` of each shown element of a BPMN file (XML read without entities or network)."""
+    """``(line, name)`` of each shown or drawn element of a BPMN file (XML read without entities or
+    network)."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     root = etree.fromstring(data, parser)
-    for kind in SHOWN_ELEMENTS:
+    for kind in SHOWN_ELEMENTS + DRAWN_ELEMENTS:
         for element in root.iter(f"{{{BPMN_NS}}}{kind}"):
             name = (element.get("name") or "").strip()
             if name:

@@ -33,3 +33,21 @@ def test_the_process_diagram_draws_under_the_csp_without_violations(browser, liv
     page.wait_for_function("() => window.__violations.length > 0")
     assert page.evaluate("() => window.__violations")[0].startswith("style-src")
     context.close()
+
+
+def test_the_diagram_is_drawn_with_hindi_labels_on_a_hindi_page(browser, live_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server}/login")
+    page.fill("[name=username]", "sec")
+    page.fill("[name=password]", PASSWORD)
+    page.click("form [type=submit]")
+    page.wait_for_load_state()
+    page.click("#language button[name=lang][value=hi]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server}/processes/current")
+    page.wait_for_selector("#diagram[data-rendered]", timeout=20000)
+    assert page.get_attribute("#diagram", "data-rendered") == "true"
+    label = page.locator("[data-element-id=ut_publish_notice] text").text_content()
+    assert "सूचना" in label and "notice" not in label.lower(), label
+    context.close()

@@ -32,6 +32,38 @@ BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 ZERO = Decimal("0.00")
 
 
+@lru_cache(maxsize=16)
+def labelled_for(bpmn_xml: str, language: str) -> bytes:
+    """The diagram's XML with the labels drawn on it in ``language`` (``"en"``/``"hi"``), for the
+    diagram viewer: the names of tasks, events, gateways, pools and sequence flows from the
+    catalogue (webapp.i18n_extract extracts them), the lanes' roles as words (``pound_keeper`` →
+    "pound keeper") in that language; a name the catalogue lacks stays as written. Ids, flows and
+    layout are unchanged, so the case's marks still land on their elements.
+
+    Returns UTF-8 XML bytes (English: the text as deployed). Entities are not resolved and nothing
+    is fetched. Raises lxml's ``XMLSyntaxError`` for text that is not XML (a deployed version
+    always is).
+    """
+    from ..i18n import translations_for
+    from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
+
+    if language == "en":
+        return bpmn_xml.encode("utf-8")
+    catalogue = translations_for(language)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
+    for kind in SHOWN_ELEMENTS + DRAWN_ELEMENTS:
+        for element in root.iter(f"{{{BPMN_NS}}}{kind}"):
+            name = (element.get("name") or "").strip()
+            if name:
+                element.set("name", catalogue.gettext(name))
+    for lane in root.iter(f"{{{BPMN_NS}}}lane"):
+        name = (lane.get("name") or "").strip()
+        if name:
+            lane.set("name", catalogue.gettext(name.replace("_", " ")))
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
 @dataclass
 class DiagramMarks:
     """BPMN element ids by state: ``done`` (completed), ``active`` (ready for an officer or

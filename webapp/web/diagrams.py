@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Response, abort, render_template, send_from_directory
+from flask import Blueprint, Response, abort, render_template, request, send_from_directory
 from flask_login import login_required
 from sqlalchemy import select
 
 from ..app import db_session
+from ..i18n import LANGUAGES
 from ..services import cases, overview, repository
 from ..store.models import ProcessVersion
 from .officer import me
@@ -30,10 +31,15 @@ def bpmn_js(filename: str) -> Any:
 @bp.get("/processes/<int:version_id>/bpmn")
 @login_required
 def process_xml(version_id: int) -> Any:
-    """The BPMN XML of a deployed version (404 when unknown or beyond a 64-bit id)."""
+    """The BPMN XML of a deployed version (404 when unknown or beyond a 64-bit id): as deployed, or
+    with ``?labels=hi`` its drawn labels in Hindi for the viewer (overview.labelled_for; any other
+    value: as deployed)."""
     version = db_session().get(ProcessVersion, version_id) if version_id < 2**63 else None
     if version is None:
         abort(404)
+    language = request.args.get("labels")
+    if language in LANGUAGES and language != "en":
+        return Response(overview.labelled_for(version.bpmn_xml, language), mimetype="application/xml")
     return Response(version.bpmn_xml, mimetype="application/xml")
 
 
