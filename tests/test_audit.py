@@ -216,3 +216,39 @@ def test_one_transaction_reads_the_head_once_and_a_rolled_back_savepoint_is_not_
     with sessions() as session:
         verdict = audit.verify(session)
     assert verdict.ok and verdict.checked == len(trail)
+
+
+def test_removing_the_newest_entries_is_caught_against_a_recorded_head(drive, sessions, database_url):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    trail = entries(sessions)
+    first = verify_cli(database_url)
+    assert first.exit_code == 0
+    head = f"{len(trail)}:{trail[-1].hash}"
+    assert f"record it as {head}" in first.output
+    drive.move("2026-01-09T11:00:00+05:30")
+    drive.act("secretary", "ut_publish_notice", {"objection_period_days": 30, "full_price": "12000.00"})
+    later = CliRunner().invoke(cli, ["audit", "verify", "--database", database_url, "--head", head])
+    assert later.exit_code == 0, later.output
+    assert f"it still holds the recorded head, entry {len(trail)}" in later.output
+    # the newest entries go, back to before the recorded head: the chain alone still verifies
+    with sessions() as session:
+        session.execute(text("DELETE FROM audit_entry WHERE seq >= :seq"), {"seq": len(trail) - 1})
+        session.commit()
+    assert verify_cli(database_url).exit_code == 0
+    cut = CliRunner().invoke(cli, ["audit", "verify", "--database", database_url, "--head", head])
+    assert cut.exit_code == 2
+    assert cut.stderr == (f"audit trail BROKEN: the recorded head, entry {len(trail)}, is not in the trail, which "
+                          f"ends at entry {len(trail) - 2}: the newest entries were removed\n")
+
+
+def test_a_recorded_head_with_another_hash_or_malformed_is_refused(drive, sessions, database_url):
+    drive.start(TWO_COWS)
+    trail = entries(sessions)
+    other = CliRunner().invoke(cli, ["audit", "verify", "--database", database_url, "--head", f"2:{'0' * 64}"])
+    assert other.exit_code == 2
+    assert "entry 2 has another hash than the recorded head (0000000000000000…): the trail was rewritten" \
+        in other.stderr
+    assert trail[1].hash != "0" * 64
+    bad = CliRunner().invoke(cli, ["audit", "verify", "--database", database_url, "--head", "latest"])
+    assert bad.exit_code == 2 and "expected ENTRY:HASH as an earlier verify printed it" in bad.output

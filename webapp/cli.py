@@ -408,18 +408,38 @@ def audit() -> None:
     """The tamper-evident audit trail (hash-chained entries of every state change)."""
 
 
+def _recorded_head(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, str] | None:
+    if value is None:
+        return None
+    seq, _, digest = value.partition(":")
+    if not (seq.isascii() and seq.isdigit() and 0 < int(seq) < 2**63 and len(digest) == 64
+            and all(c in "0123456789abcdef" for c in digest)):
+        raise click.BadParameter(f"expected ENTRY:HASH as an earlier verify printed it (e.g. 1234:9f86d0…, "
+                                 f"64 hex digits), not {value!r}")
+    return int(seq), digest
+
+
 @audit.command("verify")
 @database_option
-def audit_verify(database_url: str | None) -> None:
-    """Recompute the audit trail's hash chain. Exit 0 when intact (prints the count and the head
-    hash: keep it to detect a later truncation), 2 naming the first altered or missing entry."""
+@click.option("--head", "recorded_head", default=None, callback=_recorded_head, metavar="ENTRY:HASH",
+              help="a head printed by an earlier verify and kept elsewhere: the trail must still hold it "
+                   "(detects the newest entries removed)")
+def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None) -> None:
+    """Recompute the audit trail's hash chain. Exit 0 when intact (prints the count and the head as
+    ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a truncation), 2 naming the
+    first altered or missing entry, or a recorded head no longer in the trail."""
     from .store import audit as trail
 
     with _sessions(database_url)() as session:
-        verdict = trail.verify(session)
+        verdict = trail.verify(session, recorded_head)
     if verdict.ok:
-        click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}")
+        click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}; "
+                   f"record it as {verdict.checked}:{verdict.head}"
+                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else ""))
         return
+    if verdict.broken_id is None:  # the chain is sound, but shorter than, or other than, what was recorded
+        click.echo(f"audit trail BROKEN: {verdict.reason}", err=True)
+        sys.exit(2)
     click.echo(f"audit trail BROKEN at entry {verdict.broken_seq} (row id {verdict.broken_id}): {verdict.reason}; "
                f"{verdict.checked} entries before it are intact", err=True)
     sys.exit(2)

@@ -228,6 +228,7 @@ class Verdict:
     broken_seq: int | None = None
     broken_id: int | None = None
     reason: str = ""
+    recorded_hash: str | None = None  # the hash of the entry a recorded head names, when checked
 
 
 def _entries(session: Session) -> Iterator[AuditEntry]:
@@ -243,20 +244,33 @@ def _entries(session: Session) -> Iterator[AuditEntry]:
         result.close()
 
 
-def verify(session: Session) -> Verdict:
+def verify(session: Session, recorded_head: tuple[int, str] | None = None) -> Verdict:
     """Recompute the chain from the first entry; stop at the first that does not match.
 
     Detects an entry whose content or hash was changed, an entry removed or inserted (a gap or a
-    wrong previous hash). Removing the newest entries leaves a shorter valid chain: compare the
-    head hash with one recorded earlier to see that.
+    wrong previous hash). Removing the newest entries leaves a shorter valid chain: pass
+    ``recorded_head``, ``(seq, hash)`` of a head printed by an earlier verify and kept elsewhere,
+    and the verdict is broken when that entry is no longer in the chain or has another hash.
     """
     stream = _entries(session)
     with contextlib.closing(stream):
-        return _check(stream)
+        verdict = _check(stream, recorded_head[0] if recorded_head else None)
+    if not verdict.ok or recorded_head is None:
+        return verdict
+    seq, wanted = recorded_head
+    if verdict.checked < seq:
+        return Verdict(False, verdict.checked, verdict.head, seq, None,
+                       f"the recorded head, entry {seq}, is not in the trail, which ends at entry "
+                       f"{verdict.checked}: the newest entries were removed")
+    if verdict.recorded_hash != wanted:
+        return Verdict(False, verdict.checked, verdict.head, seq, None,
+                       f"entry {seq} has another hash than the recorded head ({wanted[:16]}…): the trail "
+                       "was rewritten from there")
+    return verdict
 
 
-def _check(stream: Iterator[AuditEntry]) -> Verdict:
-    prev, expected_seq, checked = GENESIS, 1, 0
+def _check(stream: Iterator[AuditEntry], recorded_seq: int | None = None) -> Verdict:
+    prev, expected_seq, checked, recorded_hash = GENESIS, 1, 0, None
     for entry in stream:
         where = f"entry {entry.seq} ({entry.kind}, id {entry.id})"
         if entry.seq != expected_seq:
@@ -272,4 +286,6 @@ def _check(stream: Iterator[AuditEntry]) -> Verdict:
             return Verdict(False, checked, prev, entry.seq, entry.id,
                            f"{where} was altered: its content does not match its hash")
         prev, expected_seq, checked = entry.hash, expected_seq + 1, checked + 1
-    return Verdict(True, checked, prev)
+        if entry.seq == recorded_seq:
+            recorded_hash = entry.hash
+    return Verdict(True, checked, prev, recorded_hash=recorded_hash)
