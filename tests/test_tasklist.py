@@ -394,3 +394,22 @@ def test_the_migration_fills_the_table_from_running_cases(drive, sessions, datab
         [row] = session.scalars(select(CaseTask))
         assert (row.due_on, row.case_number, row.lane) == (date(2026, 1, 10), "RMP/2026/0001", "secretary")
     assert engine_vs_table(sessions) == []
+
+
+def test_an_appeal_that_waited_for_a_later_objection_is_due_30_days_after_it_could_be_decided(database_url, sessions):
+    """p74: K's appeal is filed on 2026-05-25; Objector L objects on the last day of the objection
+    period and is decided on 2026-06-25, when "Decide appeal" opens: due 30 days after that
+    decision (2026-07-25), not after the filing (2026-06-24, overdue as soon as it opened)."""
+    from dataclasses import replace
+
+    from webapp.simulate import run_scenarios
+
+    scenario = load_scenario(SCENARIOS / "p74-appeal-waits-for-a-later-objection-to-be-decided.yaml")
+    until_l_decided = replace(scenario, steps=[s for s in scenario.steps if s.at < at("2026-06-26T00:00:00+05:30")],
+                              expect={})
+    run_scenarios([until_l_decided], database_url)
+    with sessions() as session:
+        row = session.scalars(select(CaseTask).where(CaseTask.element_id == "ut_decide_appeal",
+                                                     CaseTask.state == "ready")).one()
+        assert (row.ready_since.date(), row.due_on, row.act_by) == (date(2026, 6, 25), date(2026, 7, 25),
+                                                                     date(2026, 7, 25))

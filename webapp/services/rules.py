@@ -375,12 +375,19 @@ def why_not_open(element_id: str, cf: CaseFile, at: datetime, objector: str | No
         if notice is not None and today <= notice.last_day:
             return M_("an appeal is decided once the objection period has ended (a later objection may still change "
                       "the Panchayat's decision); its last day is %(day)s", day=notice.last_day)
+        undecided = [claim.objector for claim in cf.objections if claim.decision is None]
+        if undecided:
+            return M_("an appeal is decided once the Panchayat has decided every objection filed (its decision "
+                      "is complete only then); still to be decided: the claim of %(names)s",
+                      names=message_list(undecided))
     elif element_id == "ut_pay_feeding_charges":
         if cf.delivered_on is None:
             return M_("the feeding charges are paid after the cattle are delivered to the owner")
     elif element_id in ("ut_return_by_buyer", "ut_deliver_to_objector", "ut_return_by_objector"):
         if cf.final_on is None:
             return _not_final_yet(cf, today)
+        if element_id == "ut_deliver_to_objector" and not cf.owner_proved:
+            return M_("no objector's ownership stands proved; the cattle are delivered only to a proved owner")
         if element_id == "ut_deliver_to_objector" and cf.dispatch is not None and cf.dispatch.remitted_on is None:
             return M_("the cattle were sent to %(receiver)s for sale; the owner is paid the remittance less fine and "
                       "feeding once %(receiver)s records the sale and remittance", receiver=cf.dispatch.receiver)

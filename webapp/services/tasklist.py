@@ -89,8 +89,10 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
         "ut_order_stand": (plus(dl["objection_last_day"], 3), None, None),
         "ut_decide_unsold": (plus(cf.auction.closed_on if cf.auction else None, 2), None, None),
         "ut_record_remittance": (plus(cf.dispatch.day if cf.dispatch else None, 15), None, None),
-        "ut_decide_appeal": (plus(cf.appeals[-1].filed_on if cf.appeals else None, 30), "appeal period",
-                             dl["appeal_last_day"]),
+        # 30 days from the filing or, for an appeal that waited for the Panchayat's decision (an
+        # objection still to be decided), from that decision: the task opens only then
+        "ut_decide_appeal": (plus(_latest(cf.appeals[-1].filed_on, cf.decision_on) if cf.appeals else None, 30),
+                             "appeal period", dl["appeal_last_day"]),
         "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
         "ut_deliver_to_objector": (plus(deliver_from, 7), None, None),
         "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
@@ -119,6 +121,11 @@ def _subject(cf: CaseFile, task: Any) -> str | None:
             return proved.objector
         return cf.interim.objector if cf.interim is not None else None
     return None
+
+
+def _latest(*days: date | None) -> date | None:
+    known = [d for d in days if d is not None]
+    return max(known) if known else None
 
 
 def _earliest(*days: date | None) -> date | None:
