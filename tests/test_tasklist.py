@@ -413,3 +413,21 @@ def test_an_appeal_that_waited_for_a_later_objection_is_due_30_days_after_it_cou
                                                      CaseTask.state == "ready")).one()
         assert (row.ready_since.date(), row.due_on, row.act_by) == (date(2026, 6, 25), date(2026, 7, 25),
                                                                      date(2026, 7, 25))
+
+
+def test_delivery_after_a_late_return_by_the_buyer_is_due_7_days_after_the_return(database_url, sessions):
+    """p76: final on 2028-02-11, the buyer returns the cattle only on 2028-02-22: the delivery to the
+    proved owner opens then and is due 7 days later (2028-02-29), not on 2028-02-18 (overdue as
+    soon as it opened)."""
+    from dataclasses import replace
+
+    from webapp.simulate import run_scenarios
+
+    scenario = load_scenario(SCENARIOS / "p76-late-return-by-buyer-delivery-due-after-it.yaml")
+    until_returned = replace(scenario, steps=[s for s in scenario.steps if s.do != "deliver_to_objector"
+                                              and s.at < at("2028-02-22T10:30:00+05:30")], expect={})
+    run_scenarios([until_returned], database_url)
+    with sessions() as session:
+        row = session.scalars(select(CaseTask).where(CaseTask.element_id == "ut_deliver_to_objector",
+                                                     CaseTask.state == "ready")).one()
+        assert (row.due_on, row.act_by) == (date(2028, 2, 29), date(2028, 2, 29))

@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 from decimal import Decimal
 from typing import Any, Callable, Iterable
 
@@ -515,7 +516,24 @@ def _open_run(session: Session, user: User, case_id: int | str) -> CaseRun:
     if case.status != "running":
         raise Refused(M_("case %(number)s is closed (%(outcome)s)", number=case.case_number,
                          outcome=M_(case.outcome.replace("_", " "))))
-    return CaseRun(session, case, user)
+    run = CaseRun(session, case, user)
+    check_after_impoundment(run.cf, clock.now())
+    return run
+
+
+def check_after_impoundment(cf: CaseFile, at: datetime) -> None:
+    """Refuse an act at instant ``at`` (aware) before the case's impoundment: a case has nothing to
+    record before its cattle were impounded (a simulated or replayed act dated earlier; the live
+    clock never is, as an impoundment cannot be recorded in the future).
+
+    Raises:
+        Refused: naming the impoundment's local day and time.
+    """
+    if at < cf.impounded_at:
+        local = cf.impounded_at.astimezone(ZoneInfo(cf.timezone))
+        raise Refused(M_("the cattle of case %(case)s were impounded on %(day)s at %(time)s; nothing is recorded "
+                         "in the case before that", case=cf.case_number, day=local.date(),
+                         time=local.strftime("%H:%M")))
 
 
 def file_objection(session: Session, user: User, case_id: int | str, objector: str) -> Case:

@@ -77,10 +77,16 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
-    deliver_from = final  # the day the cattle can be delivered: final, or back from another objector (reading)
+    # the day the cattle can be delivered: final, or (if later) back from another objector, back
+    # from the buyer, or the receiving officer's remittance in (reading)
+    deliver_from = final
     held = cf.held_by_another_objector()
     if final and held is not None:
         deliver_from = held.returned_on or plus(final, cf.return_period_days + 1)
+    if final and cf.sale is not None and cf.sale.returned_on is not None:
+        deliver_from = max(deliver_from, cf.sale.returned_on)
+    if final and cf.dispatch is not None and cf.dispatch.remitted_on is not None:
+        deliver_from = max(deliver_from, cf.dispatch.remitted_on)
     levels: dict[str, tuple[date | None, str | None, date | None]] = {
         "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
         "ut_publish_notice": (plus(report_day, 1), None, None),

@@ -173,6 +173,7 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
 
 def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, data: dict[str, Any],
               find: Any, *, objector: str | None = None) -> Case:
+    cases.check_after_impoundment(run.cf, clock.now())
     form = runtime.spec_form_name(task_spec)
     schema = run.loaded.parsed.forms[form]
     cleaned = rules.clean(session, form.split(".")[0], schema, run.cf, data or {}, clock.now())
