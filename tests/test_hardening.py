@@ -59,6 +59,13 @@ def test_plain_amounts_are_read_exactly():
     assert str(parse_amount(7, "amount")) == "7.00"
 
 
+def test_the_largest_amount_is_accepted_and_one_paisa_more_is_refused_naming_it():
+    assert str(parse_amount("999999999999.99", "amount")) == "999999999999.99"
+    with pytest.raises(Refused) as refused:
+        parse_amount("1000000000000.00", "amount")
+    assert refused.value.message == "amount: 1000000000000.00 is too large; the largest amount is 999999999999.99"
+
+
 def test_a_form_field_the_schema_does_not_have_is_refused(sessions, officers, virtual_clock):
     case = start(sessions, officers)
     virtual_clock.set(datetime.fromisoformat("2026-01-09T11:00:00+05:30"))

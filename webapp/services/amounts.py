@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 from ..errors import Refused
 from ..i18n import M_
 
+LARGEST = Decimal("999999999999.99")  # rupees: twelve digits before the point fit every stored amount
 _PLAIN = re.compile(r"-?[0-9]+(\.[0-9]+)?")  # ASCII digits, an optional point with digits after it
 
 
@@ -22,7 +23,8 @@ def parse_amount(value: object, field: str, label: str | None = None, *, positiv
     Returns:
         the amount as a Decimal with two decimals.
     Raises:
-        Refused: not a number, negative (or zero when ``positive``), or more than two decimals.
+        Refused: not a number, negative (or zero when ``positive``), more than two decimals, or
+            above :data:`LARGEST`.
     """
     label = label or M_(field.replace("_", " "))
     if isinstance(value, float) or isinstance(value, bool):
@@ -45,6 +47,7 @@ def parse_amount(value: object, field: str, label: str | None = None, *, positiv
     if amount.as_tuple().exponent < -2:
         raise Refused(M_("%(label)s: rupees take at most two decimals (paise), not %(text)s", label=label, text=text),
                       {field: M_("too many decimals")})
-    if amount >= Decimal("1e12"):
-        raise Refused(M_("%(label)s: %(text)s is too large", label=label, text=text), {field: M_("too large")})
+    if amount > LARGEST:
+        raise Refused(M_("%(label)s: %(text)s is too large; the largest amount is %(largest)s", label=label, text=text,
+                         largest=LARGEST), {field: M_("too large")})
     return amount.quantize(Decimal("0.01"))
