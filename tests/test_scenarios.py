@@ -43,6 +43,7 @@ INVALID = {  # file -> the part of the message that names the field and the faul
     "x17-unknown-timezone": "timezone: unknown time zone 'Mars/Olympus'",
     "x18-unknown-top-key": "unknown key(s): panchayat",
     "x19-negative-appeal-period": "settings.appeal_period_days: expected a whole number of days from 1 to 365, not -5",
+    "x20-calf-tag-already-used": "steps[1].calf_tag: the tag 'RJ-1' is already used",
 }
 
 

@@ -125,13 +125,17 @@ def act(step, case_id, clients, sessions, receivers, app):
         field = "objector" if step.do == "file_objection" else "appellant"
         url = f"/cases/{case_id}/{'objections' if step.do == 'file_objection' else 'appeals'}"
         return clients["secretary"].post(url, data={field: f[field]})
-    if step.do in ("record_death", "record_escape"):
+    if step.do in ("record_death", "record_escape", "record_birth"):
         position = f.get("animal")
         if position is None:
             with sessions() as session:
                 from webapp import casefile
                 cf = casefile.load(session.get(Case, case_id).file_json)
                 position = next(a.position for a in cf.animals if a.tag == str(f["tag"]))
+        if step.do == "record_birth":  # the pound keeper's birth form: the mother by her number
+            return clients["pound_keeper"].post(f"/cases/{case_id}/births", data={
+                "mother": str(position), "born_on": f.get("born_on", ""),
+                "calf_description": f.get("calf_description", ""), "calf_tag": f.get("calf_tag", "")})
         return clients["pound_keeper"].post(f"/cases/{case_id}/animal-events",
                                             data={"kind": "death" if step.do == "record_death" else "escape",
                                                   "animal": str(position)})

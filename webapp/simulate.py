@@ -48,6 +48,7 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields,
     "release_by_owner": ({"owner"}, set()),
     "record_death": (set(), {"tag", "animal"}),
     "record_escape": (set(), {"tag", "animal"}),
+    "record_birth": (set(), {"tag", "animal", "born_on", "calf_tag", "calf_description"}),
     "publish_notice": ({"objection_period_days", "full_price"}, set()),
     "bid": ({"bidder", "amount"}, set()),
     "decide_unsold": (set(), {"send_to", "receiver", "accept_highest_bid"}),
@@ -190,6 +191,7 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ScenarioError(f"settings.{setting}: expected a whole number of days from {low} to {high}, "
                                 f"not {value!r}")
     steps: list[Step] = []
+    births = 0  # calves recorded by earlier steps (record_birth)
     if not isinstance(raw["steps"], list):
         raise ScenarioError("steps: expected a list")
     for n, item in enumerate(raw["steps"], start=1):
@@ -211,13 +213,25 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ScenarioError(f"{where} ({action}): unknown field(s): {', '.join(sorted(extra))}")
         for key in AMOUNT_FIELDS & set(item):
             item[key] = _amount(item[key], f"{where}.{key}")
-        if action in ("record_death", "record_escape"):
+        if action in ("record_death", "record_escape", "record_birth"):
+            # a calf born in an earlier step is an animal too: by its calf_tag, or its position after the lot's
+            known = len(case["animals"]) + births
             if ("tag" in item) == ("animal" in item):
-                raise ScenarioError(f"{where} ({action}): give tag or animal")
+                raise ScenarioError(f"{where} ({action}): give tag or animal" + (" (the mother)" if action == "record_birth" else ""))
             if "tag" in item and str(item["tag"]) not in tags:
                 raise ScenarioError(f"{where} ({action}): no animal has the tag {item['tag']!r}")
-            if "animal" in item and not (isinstance(item["animal"], int) and 1 <= item["animal"] <= len(case["animals"])):
-                raise ScenarioError(f"{where} ({action}): animal must be a position from 1 to {len(case['animals'])}")
+            if "animal" in item and not (isinstance(item["animal"], int) and 1 <= item["animal"] <= known):
+                raise ScenarioError(f"{where} ({action}): animal must be a position from 1 to {known}")
+        if action == "record_birth":
+            for key in ("born_on", "calf_tag", "calf_description"):
+                if key in item and not isinstance(item[key], str):
+                    raise ScenarioError(f"{where}.{key}: expected text" + (" (a date such as 2026-01-07)"
+                                                                          if key == "born_on" else ""))
+            if "calf_tag" in item:
+                if item["calf_tag"] in tags:
+                    raise ScenarioError(f"{where}.calf_tag: the tag {item['calf_tag']!r} is already used")
+                tags.append(item["calf_tag"])
+            births += 1
         if action == "decide_unsold":
             if item.get("accept_highest_bid") is True:
                 if "send_to" in item:
@@ -463,6 +477,11 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
         uow.perform(sessions, step.do, cases.record_animal_event, people["pound_keeper"], case_id,
                     "death" if step.do == "record_death" else "escape", tag=f.get("tag"),
                     position=f.get("animal"), case_id=case_id, user=people["pound_keeper"])
+    elif step.do == "record_birth":
+        uow.perform(sessions, step.do, cases.record_animal_event, people["pound_keeper"], case_id, "birth",
+                    tag=f.get("tag"), position=f.get("animal"), born_on=f.get("born_on"),
+                    calf_description=f.get("calf_description"), calf_tag=f.get("calf_tag"), case_id=case_id,
+                    user=people["pound_keeper"])
     elif step.do == "publish_notice":
         act("secretary", "ut_publish_notice", {"objection_period_days": f["objection_period_days"],
                                                "full_price": f["full_price"]})
