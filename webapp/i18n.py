@@ -116,8 +116,12 @@ def format_day(value: date | datetime | str | None, language: str | None = None)
         value = date.fromisoformat(value[:10])
     if isinstance(value, datetime):
         value = value.date()
-    locale = _locale(language)
-    return format_date(value, day_pattern(locale), locale=locale)
+    return _format_day(value, _locale(language))
+
+
+@functools.lru_cache(maxsize=8192)  # a function of the day and the locale alone; pages show the same days often
+def _format_day(day: date, locale: str) -> str:
+    return format_date(day, day_pattern(locale), locale=locale)
 
 
 def format_instant(value: datetime | str | None, tz: str | None = None, language: str | None = None) -> str:
@@ -149,7 +153,13 @@ def format_rupees(value: Decimal | str | int | None, language: str | None = None
     if value is None or value == "":
         return DASH
     amount = Decimal(str(value)).quantize(Decimal("0.01"))
-    return format_currency(amount, "INR", locale=_locale(language))
+    # -0.00 equals 0.00 (and hashes alike, so the cache could answer either): shown as 0.00
+    return _format_rupees(amount if amount else amount.copy_abs(), _locale(language))
+
+
+@functools.lru_cache(maxsize=8192)  # a function of the amount (two decimals) and the locale alone
+def _format_rupees(amount: Decimal, locale: str) -> str:
+    return format_currency(amount, "INR", locale=locale)
 
 
 def format_listing(items: list[str], language: str | None = None) -> str:
