@@ -445,6 +445,25 @@ def test_an_appeal_before_any_decision_is_refused_clearly(client, sessions, virt
     assert "the Panchayat has made no decision in this case yet" in text_of(page)
 
 
+@pytest.mark.parametrize("url, data, who", [
+    ("animal-events", {"kind": "death", "animal": "1"}, "pk"),
+    ("births", {"mother": "1"}, "pk"),
+    ("objections", {"objector": "Mohan"}, "sec"),
+])
+def test_a_refusal_on_a_closed_case_is_said_at_the_top_of_the_page(client, sessions, virtual_clock, url, data, who):
+    """A closed case shows no forms to act in, so the refusal cannot go beside one: it goes at the top."""
+    case_id = start_case_on_page(client, virtual_clock)
+    virtual_clock.set(at("2026-01-06T10:00:00+05:30"))
+    assert complete(client, task_link(client, "Release cattle to owner"), owner="Owner M").status_code == 302
+    login(client, who)
+    page = client.post(f"/cases/{case_id}/{url}", data=data)
+    assert page.status_code == 422
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert [" ".join(e.text_content().split()) for e in doc.xpath("//*[@role='alert']")] == [
+        "case RMP/2026/0001 is closed (released by owner)"]
+    assert case_file(sessions, case_id).animals[0].died_on is None  # nothing changed
+
+
 # -- the notice and the public board ----------------------------------------------------------------
 
 def test_the_printable_notice_shows_the_cattle_places_and_periods(client, sessions, virtual_clock):
