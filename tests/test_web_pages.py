@@ -223,6 +223,7 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     ({"impounded_at": "yesterday"}, "time of impoundment must be a valid date and time"),
     ({"place_seized": "  "}, "the place seized is required"),
     ({"species-2": "dragon"}, "animal 2: unknown species dragon"),
+    ({"species-2": ""}, "animal 2: choose its species (cow, bullock, buffalo, camel, horse, goat, sheep)"),
     ({"description-2": ""}, "animal 2: the description is required"),
     ({"tag-2": "rj-1"}, "animal 2: the tag rj-1 is given twice"),
 ])

@@ -355,6 +355,10 @@ def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list
                              position=position, fields=", ".join(unknown)), {"animals": M_("unknown field")})
         textguard.check(raw, f"animals[{position - 1}]")
         species = str(raw.get("species") or "").strip().lower()
+        if not species:
+            raise Refused(M_("animal %(position)s: choose its species (%(known)s)", position=position,
+                             known=message_list([M_(s) for s in tariff])),
+                          {"animals": M_("animal %(position)s: no species", position=position)})
         if species not in tariff:
             raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
                              species=species or "—", known=message_list([M_(s) for s in tariff])),
