@@ -52,9 +52,12 @@ def wait_for(check, seconds: float = 30.0):
     return check()
 
 
-def serve(url: str, port: int) -> subprocess.Popen:
+def serve(url: str, port: int, *, sigint_ignored: bool = False) -> subprocess.Popen:
+    """``rule130 serve`` in a child process; ``sigint_ignored``: started as a non-interactive shell
+    starts a background job (``cmd &``), with SIGINT ignored."""
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
     return subprocess.Popen([sys.executable, "-c", "from webapp.cli import main; main()", "serve", "--port", str(port), "--database", url],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=ignore)
 
 
 @pytest.fixture
@@ -64,9 +67,10 @@ def url(tmp_path):
     return url
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
-def test_a_stopped_server_frees_the_lease_and_the_next_one_runs_its_worker_at_once(url, how):
-    first = serve(url, free_port())
+@pytest.mark.parametrize("how, sigint_ignored", [(signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGINT, True)],
+                         ids=["SIGTERM", "SIGINT", "SIGINT-ignored-at-start"])
+def test_a_stopped_server_frees_the_lease_and_the_next_one_runs_its_worker_at_once(url, how, sigint_ignored):
+    first = serve(url, free_port(), sigint_ignored=sigint_ignored)
     try:
         holder = wait_for(lambda: lease_holder(url))
         assert holder and f":{first.pid}:" in holder

@@ -96,7 +96,10 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
     def terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt  # SIGTERM (systemd, kill) ends the server as Ctrl-C does
 
-    signal.signal(signal.SIGTERM, terminate)
+    # SIGINT too: a process started in the background by a non-interactive shell inherits SIGINT
+    # ignored, and Python then leaves it so; Ctrl-C or kill -INT must still stop the server.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, terminate)
     try:
         waitress_serve(app, host=host, port=port, threads=8)
     except KeyboardInterrupt:
