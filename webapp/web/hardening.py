@@ -154,7 +154,10 @@ def init_app(app: Flask) -> None:
     limiter = Limiter(get_remote_address, app=app, storage_uri=app.config["RATELIMIT_STORAGE_URI"])
     app.extensions["rule130.limiter"] = limiter
     login_view = app.view_functions["auth.login"]
+    # Only sign-ins that fail count (a success redirects): officers of one office behind one address
+    # sign in many times a morning; guessing passwords is what the limit stops.
     app.view_functions["auth.login"] = limiter.limit(app.config["LOGIN_RATE_LIMIT"], methods=["POST"],
+                                                     deduct_when=lambda response: response.status_code != 302,
                                                      error_message=lambda: translate(N_(
                                                          "Too many sign-in attempts from your address. Wait a "
                                                          "minute and try again.")))(login_view)
