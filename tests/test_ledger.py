@@ -262,8 +262,13 @@ def test_a_reversal_that_would_break_an_invariant_is_refused_naming_it(drive):
     with drive.sessions() as s:
         [paid] = ledger.entries(s, drive.case_id)
     # F = 2 x 500 + C = 2 x 60 x 4 days: 1480.00 paid; the closed case must keep it
-    refused(drive, reverse, drive, paid.id, "owner paid twice",
-            match="fine and feeding received (0.00) plus the shortfall (0.00) do not equal F + C (1480.00)")
+    refusal = refused(drive, reverse, drive, paid.id, "owner paid twice",
+                      match="fine and feeding received (0.00) plus the shortfall (0.00) do not equal F + C (1480.00)")
+    # a Hindi page says it all in Hindi: the invariant is a catalogue message too
+    from webapp.i18n import localize
+    assert localize(refusal.message, language="hi") == (
+        f"प्रविष्टि {paid.id} उलटी नहीं जा सकती: खाता-बही: प्राप्त जुर्माना और खुराक व्यय (0.00) तथा कमी (0.00) "
+        "मिलकर F + C (1480.00) के बराबर नहीं हैं")
 
 
 def test_a_reversal_that_would_leave_suspense_below_zero_is_refused(drive):

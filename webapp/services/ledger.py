@@ -228,43 +228,46 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
     held = sum((totals.get(a, ZERO) for a in PANCHAYAT_ACCOUNTS), ZERO)
     if came_in != went_out + held or sum(totals.values(), ZERO) != ZERO:
         found.append(InvariantBroken(
-            f"ledger: money in ({came_in}) does not equal money out ({went_out}) plus the balances ({held})",
-            "conservation"))
+            M_("ledger: money in (%(came_in)s) does not equal money out (%(went_out)s) plus the balances (%(held)s)",
+               came_in=came_in, went_out=went_out, held=held), "conservation"))
     for account in PANCHAYAT_ACCOUNTS:
         if totals.get(account, ZERO) < 0:
             found.append(InvariantBroken(
-                f"ledger: the {_words(account)} would go below zero ({totals[account]})", "below_zero"))
+                M_("ledger: the %(account)s would go below zero (%(amount)s)", account=M_(_words(account)),
+                   amount=totals[account]), "below_zero"))
     if closed and totals.get("suspense", ZERO) != ZERO:
         found.append(InvariantBroken(
-            f"ledger: the case would end with {totals['suspense']} in the suspense account", "suspense_at_end"))
+            M_("ledger: the case would end with %(amount)s in the suspense account", amount=totals["suspense"]),
+            "suspense_at_end"))
     if shortfall < 0 or (shortfall > 0 and outcome not in SHORTFALL_OUTCOMES):
         found.append(InvariantBroken(
-            f"ledger: a shortfall of {shortfall} is not allowed for the outcome {outcome.replace('_', ' ')}",
-            "shortfall"))
+            M_("ledger: a shortfall of %(shortfall)s is not allowed for the outcome %(outcome)s", shortfall=shortfall,
+               outcome=M_(outcome.replace("_", " "))), "shortfall"))
     if not closed and expected is not None:
         if expected.suspense_held is not None and totals.get("suspense", ZERO) != expected.suspense_held:
             found.append(InvariantBroken(
-                f"ledger: the suspense account must hold {expected.suspense_held} for this case's later steps "
-                f"(the auction money, remittance or security on its file), not {totals.get('suspense', ZERO)}",
-                "suspense_held"))
+                M_("ledger: the suspense account must hold %(held)s for this case's later steps (the auction money, "
+                   "remittance or security on its file), not %(amount)s", held=expected.suspense_held,
+                   amount=totals.get("suspense", ZERO)), "suspense_held"))
         if expected.pound_held is not None and totals.get("pound_account", ZERO) != expected.pound_held:
             found.append(InvariantBroken(
-                f"ledger: the cattle pound account must hold F + C ({expected.pound_held}) until the feeding "
-                f"charges are paid, not {totals.get('pound_account', ZERO)}", "pound_held"))
+                M_("ledger: the cattle pound account must hold F + C (%(held)s) until the feeding charges are paid, "
+                   "not %(amount)s", held=expected.pound_held, amount=totals.get("pound_account", ZERO)),
+                "pound_held"))
     if closed and expected is not None and expected.due is not None:
         standing = effective(rows)
         received = sum((e.amount for e in standing if e.to_account == "pound_account" and e.kind == "fine_and_feeding"),
                        ZERO)
         if received + shortfall != expected.due:
             found.append(InvariantBroken(
-                f"ledger: fine and feeding received ({received}) plus the shortfall ({shortfall}) do not equal "
-                f"F + C ({expected.due})", "fine_and_feeding"))
+                M_("ledger: fine and feeding received (%(received)s) plus the shortfall (%(shortfall)s) do not equal "
+                   "F + C (%(due)s)", received=received, shortfall=shortfall, due=expected.due), "fine_and_feeding"))
         if outcome == "returned_to_objector" and expected.feeding is not None:
             charges = sum((e.amount for e in standing if e.kind in ("feeding_charges", "feeding_balance")), ZERO)
             if charges != expected.feeding:
                 found.append(InvariantBroken(
-                    f"ledger: feeding charges and their balance ({charges}) do not equal the pound feeding C "
-                    f"({expected.feeding})", "feeding_charges"))
+                    M_("ledger: feeding charges and their balance (%(charges)s) do not equal the pound feeding C "
+                       "(%(feeding)s)", charges=charges, feeding=expected.feeding), "feeding_charges"))
     return found
 
 
