@@ -152,3 +152,31 @@ def test_an_email_to_an_officer_who_chose_hindi_is_in_hindi(sessions, officers, 
     subject, body = mail["Subject"], mail.get_content()
     assert subject == "नियम 130 RMP/2026/0001: छुड़ाने की अवधि बीत गई", subject
     assert "RMP/2026/0001: छुड़ाने की अवधि बीत गई है; पत्रावली खुल गई है।" in body and "Case:" not in body, body
+
+
+def test_every_ledger_memo_a_handler_writes_is_shown_in_hindi():
+    """Each ``memo=`` a handler passes to a posting (an f-string with names, or a plain text, or
+    either of a conditional) matches an entry of webapp.i18n.MEMOS, so the case page shows it in
+    Hindi: found by reading handlers/*.py with ast, the names filled with a sample."""
+    import ast
+    from pathlib import Path
+
+    from webapp.i18n import retranslate
+
+    def samples(node):
+        if isinstance(node, ast.IfExp):
+            return samples(node.body) + samples(node.orelse)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.JoinedStr):
+            return ["".join(part.value if isinstance(part, ast.Constant) else "Ram Lal" for part in node.values)]
+        raise AssertionError(f"a memo that is not a text: {ast.dump(node)}")
+
+    memos = []
+    for path in sorted((Path(__file__).parents[1] / "handlers").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                memos += [text for kw in node.keywords if kw.arg == "memo" for text in samples(kw.value)]
+    assert len(memos) >= 10
+    untranslated = [text for text in memos if retranslate(text, language="hi") == text]
+    assert untranslated == []

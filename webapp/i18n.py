@@ -420,7 +420,8 @@ MEMOS = (N_("auction money from %(name)s"), N_("remitted by %(name)s"), N_("secu
          N_("Moved from version %(from)s to version %(to)s"), N_("redeploy of v%(number)s: %(note)s"),
          N_("redeploy of v%(number)s"), N_("reversal of entry %(num)s (%(kind)s)"),
          N_("RULE130.md example defaults (not the law)"), N_("migration %(name)s"),
-         N_("bundled Rule 130 process"), N_("calf of %(name)s"))
+         N_("bundled Rule 130 process"), N_("calf of %(name)s"), N_("security refunded to %(name)s"),
+         N_("forfeited security of %(name)s less fine and feeding, to %(owner)s"))
 # The words of the clause references (``Rule 130(b) proviso (reading)``): translated word by word.
 CLAUSE_WORDS = (N_("Rule"), N_("proviso"), N_("Note"), N_("Explanation"), N_("heading"), N_("opening words"),
                 N_("reading"), N_("with"), N_("and its"), N_("and"), N_("day"), N_("(a)"), N_("(b)"), N_("(c)"),
