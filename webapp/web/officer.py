@@ -18,13 +18,14 @@ from zoneinfo import ZoneInfo
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
+from sqlalchemy import select
 
 from .. import casefile, clock
 from ..i18n import M_, Message, flash_message, translate
 from ..app import db_session, sessions
-from ..errors import AlreadySubmitted, NotPermitted, Refused
+from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused
 from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
-from ..store.models import User
+from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
@@ -207,7 +208,12 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
 def task(case_id: int, task_id: str) -> Any:
     """GET: the task's form. POST: complete it (one transaction); a refusal re-renders it with 422."""
     user = me()
-    view = tasks.get_task(db_session(), user, case_id, task_id)
+    try:
+        view = tasks.get_task(db_session(), user, case_id, task_id)
+    except Conflict:
+        if request.method != "POST" or not _completed_by(case_id, task_id, user):
+            raise
+        return _sent_twice(case_id)
     if request.method == "GET":
         return _render_task(view)
     data = submitted_form(view.schema)
@@ -222,9 +228,34 @@ def task(case_id: int, task_id: str) -> Any:
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
                             lock_version=expected, status=422)
+    except Conflict:
+        if not _completed_by(case_id, task_id, user):
+            raise
+        return _sent_twice(case_id, M_(words(view.name)))
     flash_message(M_("Done: “%(task)s” in case %(number)s.", task=M_(words(view.name)), number=view.case_number),
                   "success")
     return redirect(url_for("officer.case", case_id=case_id))
+
+
+def _sent_twice(case_id: int, task: Message | None = None) -> Any:
+    """The same task form sent twice (a double click, the back button): the first send completed
+    it; the second changed nothing. Say so, not that someone else changed the case."""
+    number = cases.get_case(db_session(), me(), case_id).case_number
+    if task is None:
+        flash_message(M_("This task of case %(number)s was already completed by your first submission; the second "
+                         "changed nothing.", number=number), "success")
+    else:
+        flash_message(M_("“%(task)s” in case %(number)s was already completed by your first submission; the "
+                         "second changed nothing.", task=task, number=number), "success")
+    return redirect(url_for("officer.case", case_id=case_id))
+
+
+def _completed_by(case_id: int, task_id: str, user: User) -> bool:
+    """Whether ``user`` completed the task ``task_id`` of the case (its row in the task table, read
+    in a transaction of its own, after the one that lost)."""
+    with sessions()() as session:
+        row = session.scalar(select(CaseTask).where(CaseTask.case_id == case_id, CaseTask.task_id == str(task_id)))
+        return row is not None and row.state == "completed" and row.completed_by == user.id
 
 
 # -- cases ---------------------------------------------------------------------------------------
