@@ -758,8 +758,8 @@ def test_a_mangled_lock_version_is_refused_not_skipped(client, sessions, virtual
 
 
 def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_more(client, sessions, virtual_clock):
-    """A double click on "Publish notice": the second send finds the case changed by the first; it
-    says the first submission completed the task (not that someone else changed the case)."""
+    """A double click on "Publish notice": the second send finds the task completed by the first; it
+    says the officer's own first submission stands (not that someone else changed the case)."""
     case_id = start_case_on_page(client, virtual_clock)
     pass_release_window(sessions, virtual_clock)
     virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
@@ -768,10 +768,10 @@ def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_
     form = {**task_form(client, link), "objection_period_days": "30", "full_price": "12000.00"}
     assert client.post(link, data=form).status_code == 302
     published = case_file(sessions, case_id).notice
-    again = client.post(link, data=form, follow_redirects=True)
-    assert again.status_code == 200
-    assert "case RMP/2026/0001 was already completed by your first submission; the second changed nothing." \
-        in text_of(again)
+    again = client.post(link, data=form)
+    assert again.status_code == 409
+    assert ("of case RMP/2026/0001 is no longer open: you completed it yourself; your first submission stands and "
+            "this one changed nothing") in text_of(again)
     assert case_file(sessions, case_id).notice == published
 
 

@@ -238,16 +238,19 @@ def task(case_id: int, task_id: str) -> Any:
 
 
 def _sent_twice(case_id: int, task: Message | None = None) -> Any:
-    """The same task form sent twice (a double click, the back button): the first send completed
-    it; the second changed nothing. Say so, not that someone else changed the case."""
+    """The same task sent again after this officer completed it (a double click, the back button):
+    a conflict (409) that says the first submission stands and this one changed nothing, not that
+    someone else changed the case.
+
+    Raises:
+        Conflict: always.
+    """
     number = cases.get_case(db_session(), me(), case_id).case_number
     if task is None:
-        flash_message(M_("This task of case %(number)s was already completed by your first submission; the second "
-                         "changed nothing.", number=number), "success")
-    else:
-        flash_message(M_("“%(task)s” in case %(number)s was already completed by your first submission; the "
-                         "second changed nothing.", task=task, number=number), "success")
-    return redirect(url_for("officer.case", case_id=case_id))
+        raise Conflict(M_("this task of case %(number)s is no longer open: you completed it yourself; your first "
+                          "submission stands and this one changed nothing", number=number))
+    raise Conflict(M_("the task “%(task)s” of case %(number)s is no longer open: you completed it yourself; your "
+                      "first submission stands and this one changed nothing", task=task, number=number))
 
 
 def _completed_by(case_id: int, task_id: str, user: User) -> bool:
