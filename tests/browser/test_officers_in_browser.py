@@ -157,4 +157,24 @@ def test_pages_fit_a_phone_without_sideways_scrolling(browser, live_server, widt
         page.goto(f"{live_server}{path}")
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at {width} px"
+    # the species list shows whole names ("buffalo", "bullock"), not cut to "buff", "bullo"
+    fits = page.evaluate("""() => { const s = document.getElementById('species-1');
+        const probe = document.createElement('span'); probe.style.font = getComputedStyle(s).font;
+        probe.textContent = 'buffalo'; document.body.appendChild(probe);
+        const needed = probe.getBoundingClientRect().width; probe.remove();
+        return s.clientWidth - needed; }""")
+    # beside the name, the list's own arrow and padding take about 24 px
+    assert fits >= 24, f"the species list leaves {fits} px beside 'buffalo' at {width} px: the name is cut"
     page.context.close()
+
+
+def test_admin_pages_fit_a_phone_without_sideways_scrolling(browser, live_server):
+    """At 360 px the administrator's processes, tariffs and timer pages need no horizontal scrolling
+    (the modeler itself is a desktop tool)."""
+    page = sign_in(browser, live_server, "admin", {"width": 360, "height": 740})
+    for path in ("/admin/processes", "/admin/tariffs", "/monitor/timers", "/incidents"):
+        page.goto(f"{live_server}{path}")
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow} px at 360 px"
+    page.context.close()
+
