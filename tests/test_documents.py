@@ -511,6 +511,35 @@ def test_s3_remittance_acknowledgement_is_issued_by_the_receiving_officers_act(a
     assert "Net proceeds remitted ₹7,500.00" in text and "Gross sale price ₹8,200.00" in text
 
 
+def test_s6_release_receipt_states_what_the_owner_paid_and_matches_the_receipts_register(app, sessions, officers,
+                                                                                         virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s6")
+    found = docs(sessions, case_id)
+    assert sorted(found) == [("release_receipt", "en"), ("release_receipt", "hi")]
+    receipt = found["release_receipt", "en"]
+    assert receipt.issued_at.isoformat() == "2026-11-04T10:30:00+00:00"
+    # F = 600, C = 100 x 3 days (2026-11-02 to 11-04): the ₹900.00 the ledger shows in the pound account
+    assert_states(receipt, [
+        "Receipt for fine and feeding paid on release", "No. RMP/2026/0001/R1",
+        "Received from Owner M, the owner, the sum of ₹900.00",
+        "impounded on Monday, 2 November 2026 and released to the owner on Wednesday, 4 November 2026",
+        "1 camel young male camel, nose peg RJ-6001", "Fine (F) ₹600.00",
+        "Expenses of feeding in the pound (C) ₹300.00", "Total ₹900.00", "cattle pound account"])
+    assert_states(found["release_receipt", "hi"], [
+        "छुड़ाने पर चुकाए गए जुर्माने और खुराक व्यय की रसीद", "स्वामी Owner M से ₹900.00 की राशि प्राप्त हुई"])
+    with sessions() as session:  # the same number as the receipts register gives the owner's payment
+        from webapp.services import registers
+        from webapp.store.models import Panchayat
+        panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
+        period = registers.Period(date(2026, 11, 1), date(2026, 11, 30), "Asia/Kolkata")
+        [listed] = registers.receipts(session, panchayat, period)
+        assert (listed.number, listed.amount) == ("RMP/2026/0001/R1", Decimal("900.00"))
+    client = app.test_client()
+    login(client, "pk")
+    text = pdf_text(client.get(f"/cases/{case_id}/documents/{receipt.id}.pdf").data)
+    assert "Total ₹900.00" in text and "Owner M" in text
+
+
 def test_p08_receipt_after_accepting_the_highest_bid_names_the_auctions_last_day(sessions, officers, virtual_clock):
     """The auction closed unsold on its third day (8 February); the sarpanch accepted the highest
     bid on 10 February, which is the sale day, not the day the auction closed."""

@@ -1,6 +1,6 @@
 """The documents of a case, issued once and kept exactly as issued (issue 5, item 4).
 
-Five kinds, each produced by one act of the case and issued inside that act's transaction:
+Six kinds, each produced by one act of the case and issued inside that act's transaction:
 
 ==========================  ============================================  ==================================
 kind                        the act                                       clause
@@ -12,6 +12,8 @@ kind                        the act                                       clause
 ``delivery_order``          interim delivery on security; delivery to     Rule 130(c) Explanation; 130(d)
                             the owner whose claim is final
 ``remittance``              the receiving officer records the remittance  Rule 130(b) proviso
+``release_receipt``         the owner pays fine and feeding and takes     reading: release within the
+                            the cattle back within the release window     3-day window
 ==========================  ============================================  ==================================
 
 Each document is rendered at once in English and in Hindi (a plain Jinja environment with the
@@ -64,6 +66,8 @@ KINDS: dict[str, tuple[str, str, str, str]] = {
     "interim_delivery_order": (N_("Order of interim delivery on security"), N_("Rule 130(c) Explanation"), "D",
                                "sarpanch"),
     "remittance": (N_("Acknowledgement of sale proceeds remitted"), N_("Rule 130(b) proviso"), "A", "secretary"),
+    "release_receipt": (N_("Receipt for fine and feeding paid on release"),
+                        N_("reading: release within the 3-day window"), "R", "secretary"),
 }
 # interim and final delivery orders are both "delivery orders" (one number series, one list heading)
 SERIES = {"interim_delivery_order": "delivery_order"}
@@ -75,7 +79,8 @@ SERIES = {"interim_delivery_order": "delivery_order"}
 class Due:
     """A document the case file calls for: ``key`` is unique within the case (``notice``,
     ``sale_receipt:1`` (auction round), ``objection_order:2`` (position of the objection),
-    ``delivery_order:interim``, ``delivery_order``, ``remittance``); ``kind`` is a key of :data:`KINDS`;
+    ``delivery_order:interim``, ``delivery_order``, ``remittance``, ``release_receipt``); ``kind`` is a
+    key of :data:`KINDS`;
     ``objection`` the 1-based position of the objection an order is about."""
 
     key: str
@@ -86,6 +91,8 @@ class Due:
 def due(cf: CaseFile) -> list[Due]:
     """Every document the facts of ``cf`` call for, in the order the acts happen in a case."""
     found: list[Due] = []
+    if cf.release is not None:
+        found.append(Due("release_receipt", "release_receipt"))
     if cf.notice is not None:
         found.append(Due("notice", "notice"))
     if cf.interim is not None:
@@ -242,6 +249,11 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
     elif item.kind == "remittance":
         dispatch = cf.dispatch
         base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day))
+    elif item.kind == "release_receipt":
+        release = cf.release
+        base.update(release=release, animals=_animals_on(cf, release.day), fine=fees.fine(cf),
+                    pound_feeding=fees.pound_feeding(cf, release.day))
+        base["total"] = base["fine"] + base["pound_feeding"]
     else:
         raise KeyError(item.kind)
     return base
