@@ -61,3 +61,18 @@ def test_administrator_renames_a_task_deploys_and_new_cases_get_version_2(browse
     assert version_of(sessions, before) == 1
     assert version_of(sessions, after) == 2
     page.context.close()
+
+
+def test_the_modeler_speaks_the_pages_language_with_local_times(browser, live_server):
+    page = sign_in(browser, live_server, "admin", DESK, language="hi")
+    page.goto(f"{live_server}/admin/processes/rule130_case")
+    page.wait_for_selector('#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"]')
+    status = page.locator("#modeler-status")
+    expect(status).to_contain_text("संस्करण 1", timeout=30_000)
+    text = status.inner_text()
+    # "Version 1, deployed <local day and time> by tests. No draft yet…", in Hindi, not UTC
+    assert "अभी कोई मसौदा नहीं" in text and "UTC" not in text and "deployed" not in text, text
+    assert page.locator("#modeler-problems").inner_text().strip() == "अभी जाँच नहीं हुई।"
+    page.click("#modeler-validate")
+    expect(status).to_contain_text("मान्य", timeout=60_000)
+    page.context.close()

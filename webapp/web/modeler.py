@@ -23,7 +23,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from ..app import sessions
 from ..engine.parser import Problem, problems_of
 from ..errors import InvalidDiagram, NotFound, Rule130Error
-from ..i18n import M_
+from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, translate
 from ..services import drafts, repository
 from . import errors
 from .api import bp as api_bp
@@ -99,6 +99,50 @@ def process_list() -> Any:
     return render_template("admin/processes.html", rows=rows, **versions_view)
 
 
+# The texts the modeler's script shows (webapp/assets/modeler/index.js), in the page's language:
+# handed to it as JSON in the page, with %(name)s fields it fills in.
+MODELER_TEXTS = {
+    "server_answered": N_("the server answered %(status)s"),
+    "refused": N_("the server refused the request"),
+    "line": N_("line %(line)s"),
+    "error": N_("error"), "warning": N_("warning"),
+    "no_problems": N_("No problems."),
+    "bad_form_name": N_('A form file name has letters, digits, "_", "-" and ".", and ends in .json (e.g. '
+                        'my_form.schema.json).'),
+    "form_exists": N_("There is already a form %(name)s."),
+    "remove_form": N_("Remove the form %(name)s from this draft?"),
+    "draft": N_("Draft revision %(revision)s, saved %(when)s by %(who)s (from version %(base)s); the current version "
+                "is %(number)s."),
+    "version": N_("Version %(number)s, deployed %(when)s by %(who)s. No draft yet: save one to keep your changes."),
+    "version_note": N_("Version %(number)s, deployed %(when)s by %(who)s — %(note)s. No draft yet: save one to keep "
+                       "your changes."),
+    "import_warnings": N_("(import warnings: %(count)s)"),
+    "not_drawn": N_("The diagram could not be drawn: %(error)s"),
+    "not_validated": N_("Not validated yet."),
+    "validating": N_("Validating…"),
+    "valid_diagram": N_("Valid: this diagram can be deployed."),
+    "valid_forms": N_("Valid: this diagram and its forms can be deployed."),
+    "valid_warnings": N_("Valid: this diagram and its forms can be deployed (see the warnings)."),
+    "not_valid": N_("Not valid: %(error)s."),
+    "saving": N_("Saving the draft…"),
+    "not_saved": N_("Not saved: %(error)s"),
+    "valid_draft": N_("Valid: this draft can be deployed."),
+    "saved_ok": N_("Draft revision %(revision)s saved by %(who)s. It can be deployed."),
+    "saved_bad": N_("Draft revision %(revision)s saved by %(who)s. It cannot be deployed yet: see the problems."),
+    "need_note": N_("Write a note saying what changed before deploying."),
+    "deploying": N_("Deploying…"),
+    "deployed": N_("Deployed as version %(number)s. New cases start on it; running cases keep their version."),
+    "already_deployed": N_("This content is already deployed as version %(number)s; nothing new was deployed."),
+    "not_deployed": N_("Not deployed: %(error)s"),
+    "no_draft": N_("There is no saved draft; reloading the current version."),
+    "confirm_discard": N_("Discard the saved draft and open the current version again?"),
+    "not_discarded": N_("Not discarded: %(error)s"),
+    "opened": N_("Opened %(name)s; save a draft to keep it."),
+    "cannot_open": N_("%(name)s cannot be opened: %(error)s. The diagram on screen is unchanged."),
+    "went_wrong": N_("Something went wrong: %(error)s"),
+}
+
+
 @bp.get("/<process_id>")
 def modeler(process_id: str) -> Any:
     """The modeler page for one process (404 when it was never deployed)."""
@@ -106,14 +150,22 @@ def modeler(process_id: str) -> Any:
         version = drafts.current_version(session, _process_id(process_id))
         number = version.version
     return render_template("admin/modeler.html", process_id=process_id, number=number,
-                           bundle_available=BUNDLE.is_file())
+                           bundle_available=BUNDLE.is_file(),
+                           texts={key: translate(text) for key, text in MODELER_TEXTS.items()})
 
 
 @bp.get("/<process_id>/source")
 def source(process_id: str) -> Any:
-    """The draft, or else the current version: diagram and forms (``drafts.source``)."""
+    """The draft, or else the current version: diagram and forms (``drafts.source``), with the
+    instants also as the page shows them (``deployed_at_text``, ``saved_at_text``: local time of
+    the product's zone, in the reader's language)."""
     with sessions()() as session:
-        return jsonify(drafts.source(session, _process_id(process_id)))
+        found = drafts.source(session, _process_id(process_id))
+    language = current_language()
+    found["version"]["deployed_at_text"] = format_instant(found["version"]["deployed_at"], DEFAULT_TZ, language)
+    if found.get("draft"):
+        found["draft"]["saved_at_text"] = format_instant(found["draft"]["saved_at"], DEFAULT_TZ, language)
+    return jsonify(found)
 
 
 @bp.post("/<process_id>/validate")

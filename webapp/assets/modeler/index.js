@@ -17,6 +17,9 @@ const NEW_FORM = '{\n  "$schema": "https://json-schema.org/draft/2020-12/schema"
 
 const app = document.getElementById('modeler-app');
 const $ = (id) => document.getElementById(id);
+// The page's texts in its language (admin/modeler.html, from webapp/web/modeler.py), with %(name)s fields.
+const TEXTS = JSON.parse(($('modeler-texts') || { textContent: '{}' }).textContent);
+const t = (key, params = {}) => (TEXTS[key] || key).replace(/%\((\w+)\)s/g, (match, name) => String(params[name] ?? ''));
 const state = { revision: null, forms: {}, selected: null, dirty: false, problemOverlays: [], marked: [] };
 
 const modeler = new BpmnModeler({
@@ -45,13 +48,13 @@ async function request(url, body) {
   try {
     data = await response.json();
   } catch (error) {
-    data = { error: { message: `the server answered ${response.status} ${response.statusText}` } };
+    data = { error: { message: t('server_answered', { status: `${response.status} ${response.statusText}` }) } };
   }
   return { status: response.status, data };
 }
 
 function errorMessage(data) {
-  return (data && data.error && data.error.message) || 'the server refused the request';
+  return (data && data.error && data.error.message) || t('refused');
 }
 
 // -- problems on the diagram -----------------------------------------------------------------------------------
@@ -86,9 +89,9 @@ function showProblems(problems, heading) {
       where.push(problem.element_id);
     }
     if (problem.line) {
-      where.push(`line ${problem.line}`);
+      where.push(t('line', { line: problem.line }));
     }
-    item.textContent = `${problem.severity}: ${where.length ? where.join(', ') + ': ' : ''}${problem.message}`;
+    item.textContent = `${t(problem.severity)}: ${where.length ? where.join(', ') + ': ' : ''}${problem.message}`;
     const element = problem.element_id && registry.get(problem.element_id);
     if (element) {
       const marker = problem.severity === 'error' ? 'rule130-problem' : 'rule130-warning';
@@ -119,7 +122,7 @@ function showProblems(problems, heading) {
   }
   if (!problems.length && !heading) {
     const item = document.createElement('li');
-    item.textContent = 'No problems.';
+    item.textContent = t('no_problems');
     list.append(item);
   }
 }
@@ -155,12 +158,11 @@ function bindForms() {
   $('modeler-form-add').addEventListener('click', () => {
     const name = $('modeler-form-name').value.trim();
     if (!FORM_NAME.test(name)) {
-      status('A form file name has letters, digits, "_", "-" and ".", and ends in .json (e.g. my_form.schema.json).',
-        'error');
+      status(t('bad_form_name'), 'error');
       return;
     }
     if (name in state.forms) {
-      status(`There is already a form ${name}.`, 'error');
+      status(t('form_exists', { name }), 'error');
       return;
     }
     state.forms[name] = NEW_FORM;
@@ -170,7 +172,7 @@ function bindForms() {
     renderForms();
   });
   $('modeler-form-remove').addEventListener('click', () => {
-    if (state.selected && window.confirm(`Remove the form ${state.selected} from this draft?`)) {
+    if (state.selected && window.confirm(t('remove_form', { name: state.selected }))) {
       delete state.forms[state.selected];
       state.selected = Object.keys(state.forms).sort()[0] || null;
       state.dirty = true;
@@ -190,11 +192,11 @@ function describe(source) {
   const version = source.version;
   if (source.draft) {
     const draft = source.draft;
-    return `Draft revision ${draft.revision}, saved ${draft.saved_at.slice(0, 16).replace('T', ' ')} UTC by `
-      + `${draft.saved_by} (from version ${draft.base_version}); the current version is ${version.number}.`;
+    return t('draft', { revision: draft.revision, when: draft.saved_at_text, who: draft.saved_by,
+      base: draft.base_version, number: version.number });
   }
-  return `Version ${version.number}, deployed ${version.deployed_at.slice(0, 16).replace('T', ' ')} UTC by `
-    + `${version.deployed_by}${version.note ? ' — ' + version.note : ''}. No draft yet: save one to keep your changes.`;
+  return t(version.note ? 'version_note' : 'version', { number: version.number, when: version.deployed_at_text,
+    who: version.deployed_by, note: version.note });
 }
 
 async function load() {
@@ -210,82 +212,81 @@ async function load() {
   try {
     const { warnings } = await modeler.importXML(data.bpmn);
     modeler.get('canvas').zoom('fit-viewport');
-    status(describe(data) + (warnings.length ? ` (${warnings.length} import warning(s))` : ''), 'info');
+    status(describe(data) + (warnings.length ? ` ${t('import_warnings', { count: warnings.length })}` : ''), 'info');
   } catch (error) {
-    status(`The diagram could not be drawn: ${error.message}`, 'error');
+    status(t('not_drawn', { error: error.message }), 'error');
   }
   state.dirty = false;
-  showProblems([], 'Not validated yet.');
+  showProblems([], t('not_validated'));
 }
 
 async function validate() {
-  status('Validating…');
+  status(t('validating'));
   const { status: code, data } = await request(app.dataset.validateUrl, await collect());
   if (code === 200) {
-    showProblems(data.problems, data.problems.length ? null : 'Valid: this diagram can be deployed.');
-    status(`Valid: this diagram and its forms can be deployed${data.problems.length ? ' (see the warnings)' : ''}.`,
-      'success');
+    showProblems(data.problems, data.problems.length ? null : t('valid_diagram'));
+    status(t(data.problems.length ? 'valid_warnings' : 'valid_forms'), 'success');
     return true;
   }
   showProblems((data.error && data.error.problems) || []);
-  status(`Not valid: ${errorMessage(data)}.`, 'error');
+  status(t('not_valid', { error: errorMessage(data) }), 'error');
   return false;
 }
 
 async function save() {
-  status('Saving the draft…');
+  status(t('saving'));
   const body = await collect();
   body.revision = state.revision;
   const { status: code, data } = await request(app.dataset.saveUrl, body);
   if (code !== 200) {
     showProblems((data.error && data.error.problems) || []);
-    status(`Not saved: ${errorMessage(data)}`, 'error');
+    status(t('not_saved', { error: errorMessage(data) }), 'error');
     return false;
   }
   state.revision = data.draft.revision;
   state.dirty = false;
-  showProblems(data.problems, data.valid && !data.problems.length ? 'Valid: this draft can be deployed.' : null);
-  status(`Draft revision ${data.draft.revision} saved by ${data.draft.saved_by}. `
-    + (data.valid ? 'It can be deployed.' : 'It cannot be deployed yet: see the problems.'), data.valid ? 'success' : 'error');
+  showProblems(data.problems, data.valid && !data.problems.length ? t('valid_draft') : null);
+  status(t(data.valid ? 'saved_ok' : 'saved_bad', { revision: data.draft.revision, who: data.draft.saved_by }),
+    data.valid ? 'success' : 'error');
   return data.valid;
 }
 
 async function deploy() {
   const note = $('modeler-note').value.trim();
   if (!note) {
-    status('Write a note saying what changed before deploying.', 'error');
+    status(t('need_note'), 'error');
     $('modeler-note').focus();
     return;
   }
   if (!(await save())) {
     return;
   }
-  status('Deploying…');
+  status(t('deploying'));
   const { status: code, data } = await request(app.dataset.deployUrl, { revision: state.revision, note });
   if (code === 201 || code === 200) {
     await load();
     status(code === 201
-      ? `Deployed as version ${data.version.number}. New cases start on it; running cases keep their version.`
-      : `This content is already deployed as version ${data.version.number}; nothing new was deployed.`, 'success');
+      ? t('deployed', { number: data.version.number })
+      : t('already_deployed', { number: data.version.number }), 'success');
     $('modeler-note').value = '';
     return;
   }
   showProblems((data.error && data.error.problems) || []);
-  status(`Not deployed: ${errorMessage(data)}`, 'error');
+  status(t('not_deployed', { error: errorMessage(data) }), 'error');
 }
 
 async function discard() {
   if (state.revision === null) {
-    status('There is no saved draft; reloading the current version.');
+    status(t('no_draft'));
     await load();
     return;
   }
-  if (!window.confirm('Discard the saved draft and open the current version again?')) {
+  if (!window.confirm(t('confirm_discard'))) {
     return;
   }
   const { status: code, data } = await request(app.dataset.discardUrl, { revision: state.revision });
   if (code !== 200) {
-    status(`Not discarded: ${errorMessage(data)}`, 'error');
+    status(t('not_discarded', { error: errorMessage(data) }), 'error');
     return;
   }
   await load();
@@ -303,13 +304,13 @@ function openFile(event) {
       await modeler.importXML(text);
       modeler.get('canvas').zoom('fit-viewport');
       state.dirty = true;
-      status(`Opened ${file.name}; save a draft to keep it.`, 'info');
+      status(t('opened', { name: file.name }), 'info');
       await validate();
     } catch (error) {
       // bpmn-js could not read it: ask the server, whose message names the line.
       const { data } = await request(app.dataset.validateUrl, { bpmn: text, forms: state.forms });
       showProblems((data.error && data.error.problems) || []);
-      status(`${file.name} cannot be opened: ${errorMessage(data)}. The diagram on screen is unchanged.`, 'error');
+      status(t('cannot_open', { name: file.name, error: errorMessage(data) }), 'error');
     }
     event.target.value = '';
   };
@@ -335,7 +336,7 @@ function guard(action) {
     try {
       await action();
     } catch (error) {
-      status(`Something went wrong: ${error.message}`, 'error');
+      status(t('went_wrong', { error: error.message }), 'error');
     } finally {
       buttons.forEach((button) => { button.disabled = false; });
     }
