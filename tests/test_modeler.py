@@ -90,6 +90,8 @@ def test_the_bundle_is_built_by_the_setup_and_the_page_loads_it_as_files(admin):
     app_div = doc.xpath("//*[@id='modeler-app']")[0]
     assert app_div.get("data-source-url") == "/admin/processes/rule130_case/source"
     assert app_div.get("data-csrf-token")
+    texts = json.loads(app_div.get("data-texts"))  # the script's texts, in the page's language
+    assert texts["validating"] == "Validating…" and texts["deployed"].startswith("Deployed as version %(number)s")
     bundle = admin.get("/static/modeler/modeler.js").get_data(as_text=True)
     # the spiffworkflow moddle descriptor, the properties panel and the packed bpmnlint rules are inside
     assert "http://spiffworkflow.org/bpmn/schema/1.0/core" in bundle

@@ -100,7 +100,7 @@ def process_list() -> Any:
 
 
 # The texts the modeler's script shows (webapp/assets/modeler/index.js), in the page's language:
-# handed to it as JSON in the page, with %(name)s fields it fills in.
+# handed to it as JSON in the page's data-texts attribute, with %(name)s fields it fills in.
 MODELER_TEXTS = {
     "server_answered": N_("the server answered %(status)s"),
     "refused": N_("the server refused the request"),

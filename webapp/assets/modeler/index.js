@@ -17,8 +17,8 @@ const NEW_FORM = '{\n  "$schema": "https://json-schema.org/draft/2020-12/schema"
 
 const app = document.getElementById('modeler-app');
 const $ = (id) => document.getElementById(id);
-// The page's texts in its language (admin/modeler.html, from webapp/web/modeler.py), with %(name)s fields.
-const TEXTS = JSON.parse(($('modeler-texts') || { textContent: '{}' }).textContent);
+// The page's texts in its language (data-texts of #modeler-app, from webapp/web/modeler.py), with %(name)s fields.
+const TEXTS = JSON.parse(app.dataset.texts || '{}');
 const t = (key, params = {}) => (TEXTS[key] || key).replace(/%\((\w+)\)s/g, (match, name) => String(params[name] ?? ''));
 const state = { revision: null, forms: {}, selected: null, dirty: false, problemOverlays: [], marked: [] };
 
