@@ -361,7 +361,7 @@ def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list
                           {"animals": M_("animal %(position)s: no species", position=position)})
         if species not in tariff:
             raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
-                             species=species or "—", known=message_list([M_(s) for s in tariff])),
+                             species=species, known=message_list([M_(s) for s in tariff])),
                           {"animals": M_("animal %(position)s: unknown species", position=position)})
         tag = str(raw.get("tag") or "").strip()
         textguard.check_one_line(tag, "animals", M_("animal %(position)s: the tag", position=position))
