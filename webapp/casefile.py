@@ -214,9 +214,16 @@ class CaseFile:
 
 # -- JSON codec by field types --------------------------------------------------------------
 
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    """The field names of a case-file dataclass, None for any other type (once per type)."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+
+
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    names = _field_names(type(value))
+    if names is not None:
+        return {name: _encode(getattr(value, name)) for name in names}
     if isinstance(value, Decimal):
         return f"{value:.2f}"
     if isinstance(value, (datetime, date)):

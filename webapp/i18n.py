@@ -431,6 +431,7 @@ CLAUSE_TEXTS = (N_("reading: no animals left in the pound"), N_("reading: office
                 N_("reading: release within the 3-day window"), N_("reading: release"), N_("test only"))
 
 
+@functools.lru_cache(maxsize=1024)  # the templates are the catalogue's constants: made once each
 def _pattern(template: str) -> re.Pattern[str]:
     parts = re.split(r"%\((\w+)\)s", template)
     regex = "".join(re.escape(part) if n % 2 == 0 else f"(?P<{part}>.+?)" for n, part in enumerate(parts))

@@ -159,16 +159,33 @@ def _task_text(key: Any, task: Any) -> str:
     ``data``; the registry adds the ``typename`` last.
     """
     parent = task.parent
+    registry = SERIALIZER.registry
     if parent is None:
         data, delta = task.data, {}
     else:
         data = {}
         delta = {"updates": DeepMerge.get_updated_keys(parent.data, task.data),
                  "deletions": DeepMerge.get_deleted_keys(parent.data, task.data)}
-    registry = SERIALIZER.registry
+        if not task.internal_data and not delta["updates"] and not delta["deletions"]:
+            # most tasks: nothing of their own and the parent's data unchanged; the text the
+            # encoder writes for these empty values, without encoding them
+            return f"{_task_head(key, task, parent)},{_EMPTY_TAILS[registry.typenames[type(task)]]}"
     tail = _ENCODE({"internal_data": registry.convert(task.internal_data), "data": data, "delta": delta,
                     "typename": registry.typenames[type(task)]})
     return f"{_task_head(key, task, parent)},{tail[1:]}"
+
+
+class _EmptyTails(dict):
+    """typename -> the rest of a task's item when its internal data, data and delta are empty."""
+
+    def __missing__(self, typename: str) -> str:
+        tail = _ENCODE({"internal_data": {}, "data": {}, "delta": {"updates": {}, "deletions": []},
+                        "typename": typename})[1:]
+        self[typename] = tail
+        return tail
+
+
+_EMPTY_TAILS = _EmptyTails()
 
 
 def _object_text(items: list[tuple[str, str]]) -> str:

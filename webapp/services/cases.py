@@ -28,7 +28,8 @@ from ..casefile import Animal, Appeal, CaseFile, Objection, name_key
 from ..engine import runtime
 from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import OR, M_, message_list
-from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, ProcessVersion, TimerFiring, User
+from ..store import audit
+from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User
 from . import alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
 
 ZERO = Decimal("0.00")
@@ -58,8 +59,10 @@ class CaseRun:
                  start_data: dict[str, Any] | None = None) -> None:
         self.session, self.case, self.user = session, case, user
         logs.bind_case(case.case_number)  # every log line of this unit of work names the case
+        if user is not None:
+            audit.know_user(session, user)
         self.cf: CaseFile = casefile.load(case.file_json)
-        self.loaded = repository.load(session.get(ProcessVersion, case.process_version_id))
+        self.loaded = repository.load_id(session, case.process_version_id)
         self.ledger = ledger.CaseLedger(session, case, user.id if user else None)
         self.notified_roles: set[str] = set()  # roles the diagram notified in this unit of work
         self._ready_before: set[str] | None = None  # ready user tasks before the first run (alerts)
@@ -439,7 +442,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                 field_errors.setdefault(field, error)
         raise Refused(M_("the form has errors: %(summary)s",
                          summary=message_list([refused.message for refused in refusals], "; ")), field_errors)
-    version = repository.current(session)
+    version_id = repository.current_id(session)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
     number = f"{panchayat.code}/{impounded_on.year}/{next_case_sequence(session, panchayat, impounded_on.year):04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
@@ -448,7 +451,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                   animals=records, appeal_period_days=panchayat.appeal_period_days,
                   return_period_days=panchayat.return_period_days)
     now = clock.now()
-    case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version.id, status="running",
+    case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version_id, status="running",
                 outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now,
                 submission_key=submission_key, submission_hash=sent if submission_key is not None else None)
     session.add(case)

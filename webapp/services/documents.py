@@ -43,7 +43,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from .. import fees, i18n
@@ -139,8 +139,10 @@ def environment(language: str) -> Environment:
             text = str(value or "").replace("_", " ")
             return catalogue.gettext(text) if text else text
 
+        # auto_reload off: the templates ship with the code (a new release restarts the process), so
+        # no render asks the file system whether they changed
         env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
-                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                          undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
         env.globals.update(_=gettext, gettext=gettext, ngettext=ngettext, language=language)
         env.filters.update(day=partial(_day, language=language), rupees=partial(i18n.format_rupees, language=language),
                            when=lambda value, tz: i18n.format_instant(value, tz, language), words=words,
@@ -272,14 +274,19 @@ def sha256(html: str) -> str:
 
 # -- issuing --------------------------------------------------------------------------------------
 
-def _series_counts(session: Session, case: Case) -> dict[str, int]:
-    """How many documents of each number series the case has (a document counts once, not per language)."""
+_STORED = select(CaseDocument.key, CaseDocument.kind).where(CaseDocument.case_id == bindparam("case_id")).distinct()
+
+
+def _stored(session: Session, case: Case) -> tuple[set[str], dict[str, int]]:
+    """The keys of the case's stored documents, and how many documents of each number series it
+    has (a document counts once, not per language): one query."""
+    keys: set[str] = set()
     counts: dict[str, int] = {}
-    for key, kind in session.execute(select(CaseDocument.key, CaseDocument.kind).where(CaseDocument.case_id == case.id)
-                                     .distinct()):
+    for key, kind in session.execute(_STORED, {"case_id": case.id}):
+        keys.add(key)
         series = SERIES.get(kind, kind)
         counts[series] = counts.get(series, 0) + 1
-    return counts
+    return keys, counts
 
 
 def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user: User | None,
@@ -306,14 +313,12 @@ def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user
 
 def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
            issued_at: datetime) -> list[list[CaseDocument]]:
-    stored = set(session.scalars(select(CaseDocument.key).where(CaseDocument.case_id == case.id,
-                                                                CaseDocument.key.in_([i.key for i in fresh]))))
+    stored, counts = _stored(session, case)  # read once, before this act's rows are added
     panchayat = session.get(Panchayat, case.panchayat_id)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
                     appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
                     officer=user.display_name if user is not None else None)
     issued: list[list[CaseDocument]] = []
-    counts = _series_counts(session, case)  # read once, before this act's rows are added
     for item in fresh:
         if item.key in stored:
             continue

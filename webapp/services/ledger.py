@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterable
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -112,13 +112,15 @@ class CaseLedger:
 
 # -- reading ------------------------------------------------------------------------------------
 
+_CASE_ENTRIES = select(LedgerEntry).where(LedgerEntry.case_id == bindparam("case_id")).order_by(LedgerEntry.id)  # built once
+
+
 def entries(session: Session, case_id: int) -> list[LedgerEntry]:
     """Every ledger entry of the case, in the order posted (amounts in rupees, Decimal): those
     stored, then those posted in this transaction and not yet flushed (read without a flush, so
     the unit of work writes its rows once, at its end)."""
     with session.no_autoflush:
-        stored = list(session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case_id)
-                                      .order_by(LedgerEntry.id)))
+        stored = list(session.scalars(_CASE_ENTRIES, {"case_id": case_id}))
     return stored + [e for e in session.new if isinstance(e, LedgerEntry) and e.case_id == case_id]
 
 

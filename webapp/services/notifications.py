@@ -8,7 +8,7 @@ import json
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -48,31 +48,49 @@ def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
     return list(known[key])
 
 
-def _recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
+_STATEMENTS: dict[tuple[str, ...], Any] = {}  # roles -> the query of their officers, built once
+_KEEP_AT_MOST = 64  # role lists come from diagrams: a bounded set is kept
+
+
+def _statement(roles: tuple[str, ...]) -> Any:
+    """The query of the active officers of ``roles`` with their channel choices, ordered by user
+    id; it binds ``panchayat_id``, ``samiti_code`` (the case's) and ``receiver_id``. Built once per
+    role list, so SQLAlchemy reuses its compiled form."""
+    statement = _STATEMENTS.get(roles)
+    if statement is not None:
+        return statement
     wanted = []
-    panchayat = None
-    for role in dict.fromkeys(roles):
+    for role in roles:
         if role == "receiving_officer":
-            if case.receiving_officer_id is None:
-                continue
-            scope = User.id == case.receiving_officer_id
-        elif role in ("appellate_authority", "administrator"):
-            panchayat = panchayat or session.get(Panchayat, case.panchayat_id)
-            if role == "appellate_authority":
-                scope = User.samiti_code == panchayat.samiti_code
-            else:  # installation-wide, the case's Samiti, or its Panchayat
-                scope = (((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
-                         | (User.samiti_code == panchayat.samiti_code)
-                         | (User.panchayat_id == case.panchayat_id))
+            scope = User.id == bindparam("receiver_id")
+        elif role == "appellate_authority":
+            scope = User.samiti_code == bindparam("samiti_code")
+        elif role == "administrator":  # installation-wide, the case's Samiti, or its Panchayat
+            scope = (((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
+                     | (User.samiti_code == bindparam("samiti_code"))
+                     | (User.panchayat_id == bindparam("panchayat_id")))
         else:
-            scope = User.panchayat_id == case.panchayat_id
+            scope = User.panchayat_id == bindparam("panchayat_id")
         wanted.append((User.role == role) & scope)
+    # with each officer's channel choices (none: inbox only), for deliveries.preferences
+    statement = (select(User, NotificationPreference)
+                 .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
+                 .where(User.active.is_(True), or_(*wanted)).order_by(User.id))
+    if len(_STATEMENTS) < _KEEP_AT_MOST:
+        _STATEMENTS[roles] = statement
+    return statement
+
+
+def _recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
+    wanted = tuple(role for role in dict.fromkeys(roles)
+                   if role != "receiving_officer" or case.receiving_officer_id is not None)
     if not wanted:
         return []
-    # with each officer's channel choices (none: inbox only), for deliveries.preferences
-    found = session.execute(select(User, NotificationPreference)
-                            .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
-                            .where(User.active.is_(True), or_(*wanted)).order_by(User.id)).all()
+    values: dict[str, Any] = {"panchayat_id": case.panchayat_id, "receiver_id": case.receiving_officer_id,
+                              "samiti_code": None}
+    if "appellate_authority" in wanted or "administrator" in wanted:
+        values["samiti_code"] = session.get(Panchayat, case.panchayat_id).samiti_code
+    found = session.execute(_statement(wanted), values).all()
     chosen = txcache.of(session, deliveries.CHOICES)
     for user, pref in found:
         chosen.setdefault(user.id, pref)  # a choice saved earlier in this transaction stands

@@ -7,11 +7,11 @@ number); instances refer to it and keep running on it after later deploys.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 import handlers
@@ -32,11 +32,21 @@ PROCESS_ID = "rule130_case"
 
 @dataclass
 class LoadedVersion:
-    """A deployed version ready to run: the parsed process and its stored spec."""
+    """A deployed version ready to run: the parsed process and its stored spec; ``version``, its
+    row, is read in the caller's session when first asked for (:func:`load_id` does not read it)."""
 
-    version: ProcessVersion
+    version_id: int
     parsed: ParsedProcess
     spec_json: str
+    _session: Session | None = field(default=None, repr=False)
+    _version: ProcessVersion | None = field(default=None, repr=False)
+
+    @property
+    def version(self) -> ProcessVersion:
+        """The version's row in the session the version was loaded in."""
+        if self._version is None:
+            self._version = self._session.get(ProcessVersion, self.version_id)
+        return self._version
 
 
 _cache: dict[int, tuple[str, ParsedProcess, str]] = {}  # version id -> (content hash, parsed, spec)
@@ -116,6 +126,10 @@ def deploy_bundled(session: Session, deployed_by: str = "setup") -> tuple[Proces
     return deploy(session, bpmn, forms, deployed_by, note=BUNDLED_NOTE, form_bytes=raw)
 
 
+def _not_deployed(process_id: str) -> NotFound:
+    return NotFound(M_("no version of %(process_id)s is deployed; run 'rule130 init-db' or 'rule130 deploy'", process_id=process_id))
+
+
 def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
     """The newest deployed version.
 
@@ -125,8 +139,25 @@ def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
     version = session.scalar(select(ProcessVersion).where(ProcessVersion.process_id == process_id)
                              .order_by(ProcessVersion.version.desc()).limit(1))
     if version is None:
-        raise NotFound(M_("no version of %(process_id)s is deployed; run 'rule130 init-db' or 'rule130 deploy'", process_id=process_id))
+        raise _not_deployed(process_id)
     return version
+
+
+_CURRENT_ID = (select(ProcessVersion.id).where(ProcessVersion.process_id == bindparam("process_id"))
+               .order_by(ProcessVersion.version.desc()).limit(1))
+
+
+def current_id(session: Session, process_id: str = PROCESS_ID) -> int:
+    """The id of :func:`current`, read without the version's diagram, forms and spec (a new case
+    needs only the id; :func:`load_id` loads it).
+
+    Raises:
+        NotFound: nothing deployed yet (run ``rule130 init-db``).
+    """
+    version_id = session.scalar(_CURRENT_ID, {"process_id": process_id})
+    if version_id is None:
+        raise _not_deployed(process_id)
+    return version_id
 
 
 def load(version: ProcessVersion) -> LoadedVersion:
@@ -140,9 +171,25 @@ def load(version: ProcessVersion) -> LoadedVersion:
     with _cache_lock:
         cached = _cache.get(version.id)
     if cached is not None and cached[0] == content_hash:
-        return LoadedVersion(version, cached[1], cached[2])
+        return LoadedVersion(version.id, cached[1], cached[2], _version=version)
     forms = json.loads(version.forms_json)
     parsed = parse_process(version.bpmn_xml.encode("utf-8"), forms, version.process_id)
     with _cache_lock:
         _cache[version.id] = (content_hash, parsed, version.spec_json)
-    return LoadedVersion(version, parsed, version.spec_json)
+    return LoadedVersion(version.id, parsed, version.spec_json, _version=version)
+
+
+_CONTENT_HASH = select(ProcessVersion.content_hash).where(ProcessVersion.id == bindparam("version_id"))
+
+
+def load_id(session: Session, version_id: int) -> LoadedVersion:
+    """:func:`load` by the version's id: when the version is parsed already, only its content hash
+    is read (not the diagram, forms and spec, some hundreds of KB): what every unit of work on a
+    case does. ``version_id`` must name a stored version (a case's foreign key does).
+    """
+    content_hash = session.scalar(_CONTENT_HASH, {"version_id": version_id})
+    with _cache_lock:
+        cached = _cache.get(version_id)
+    if content_hash is not None and cached is not None and cached[0] == content_hash:
+        return LoadedVersion(version_id, cached[1], cached[2], _session=session)
+    return load(session.get(ProcessVersion, version_id))

@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
 
@@ -36,6 +36,15 @@ from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 
 READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
+
+# Statements run by every unit of work, built once: SQLAlchemy then reuses their compiled form
+# without building the expression and its cache key again (values are bound per call).
+_READY_ROWS = select(CaseTask).where(CaseTask.case_id == bindparam("case_id"), CaseTask.state == READY)
+_rows = CaseTask.__table__.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
+_HOLD = (update(CaseTask.__table__)
+         .where(_rows.case_id == bindparam("p_case_id"), _rows.task_id == bindparam("p_task_id"), _rows.state == READY,
+                or_(_rows.claimed_by.is_(None), _rows.claimed_by == bindparam("p_user_id")))
+         .values(claimed_by=_rows.claimed_by))
 STATUSES = (N_("ready"), N_("overdue"), N_("escalated"), N_("mine"), N_("unclaimed"), N_("completed"),
             N_("cancelled"))  # marked for the catalogue: a refusal lists them, translated
 ESCALATION_OPERATION = "notify.task_escalated"  # the diagram's escalation path (handlers.notify)
@@ -152,7 +161,7 @@ def sync_case(session: Session, case: Case, workflow: Any, cf: CaseFile, actor_i
     now = clock.now()
     engine_ready = {str(t.id): t for t in runtime.ready_user_tasks(workflow)}
     with session.no_autoflush:
-        rows = list(session.scalars(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.state == READY)))
+        rows = list(session.scalars(_READY_ROWS, {"case_id": case.id}))
     for row in rows:
         task = engine_ready.pop(row.task_id, None)
         if task is None:
@@ -424,11 +433,7 @@ def check_holder(session: Session, case: Case, task_id: str, user: User) -> None
     Raises:
         Conflict: held by another officer (the message names them).
     """
-    rows = CaseTask.__table__.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
-    hit = session.connection().execute(
-        update(CaseTask.__table__).where(rows.case_id == case.id, rows.task_id == str(task_id), rows.state == READY,
-                                         or_(rows.claimed_by.is_(None), rows.claimed_by == user.id))
-        .values(claimed_by=rows.claimed_by))
+    hit = session.connection().execute(_HOLD, {"p_case_id": case.id, "p_task_id": str(task_id), "p_user_id": user.id})
     if hit.rowcount:
         return
     row = session.scalar(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id)))

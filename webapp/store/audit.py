@@ -68,6 +68,10 @@ _HEAD = "rule130.audit_head"  # session.info: (seq, hash) this transaction appen
 _NAMES = "rule130.audit_names"  # session.info: user id -> username, read once per transaction
 
 
+_HEAD_ROW = select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)  # built once
+_TAKE_WRITE_LOCK = text("UPDATE audit_entry SET seq = seq WHERE 1 = 0")
+
+
 def _head(session: Session) -> tuple[int, str]:
     """The last entry's (seq, hash), after taking the lock that serializes the chain head until
     this transaction ends (PostgreSQL: an advisory lock; SQLite: the database's write lock, held
@@ -86,8 +90,8 @@ def _head(session: Session) -> tuple[int, str]:
         session.execute(text("SELECT pg_advisory_xact_lock(:class, hashtext(current_schema()))"),
                         {"class": ADVISORY_LOCK_CLASS})
     elif dialect == "sqlite" and not _writing(session):
-        session.execute(text("UPDATE audit_entry SET seq = seq WHERE 1 = 0"))
-    row = session.execute(select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)).first()
+        session.execute(_TAKE_WRITE_LOCK)
+    row = session.connection().execute(_HEAD_ROW).first()  # Core: plain columns, no ORM result
     return (row[0], row[1]) if row else (0, GENESIS)
 
 
@@ -95,6 +99,15 @@ def _writing(session: Session) -> bool:
     """SQLite: this transaction has written already, so it holds the database's write lock (the
     driver opens a transaction only before its first INSERT, UPDATE or DELETE)."""
     return bool(session.connection().connection.dbapi_connection.in_transaction)
+
+
+def know_user(session: Session, user: User) -> None:
+    """Note the name of the user acting in this transaction (the caller holds the signed-in user),
+    so that the entries of their acts name them without reading the user's row again (nothing is
+    noted for a user object whose name is not loaded: the row is read as before)."""
+    loaded = inspect(user).dict
+    if "id" in loaded and "username" in loaded:
+        session.info.setdefault(_NAMES, {})[loaded["id"]] = loaded["username"]
 
 
 def _username(session: Session, user_id: int | None, cache: dict[int, str | None]) -> str | None:
