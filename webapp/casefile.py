@@ -242,27 +242,38 @@ def _hints(kind: type) -> dict[str, Any]:
 
 
 def _decode(kind: Any, value: Any) -> Any:
-    if value is None:
-        return None
+    return None if value is None else _decoder(kind)(value)
+
+
+def _keep(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _decoder(kind: Any) -> typing.Callable[[Any], Any]:
+    """The function that reads a non-null JSON value of field type ``kind`` (made once per type:
+    decoding a case file is part of every unit of work). Optional types read their inner type,
+    lists their items, dataclasses their known fields; Decimal, datetime and date from text."""
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(kind) if a is not type(None)]
-        return _decode(inner[0], value)
+        return _decoder(inner[0])
     if origin is list:
         (item,) = typing.get_args(kind)
-        return [_decode(item, v) for v in value]
+        read = _decoder(item)
+        return lambda value: [None if v is None else read(v) for v in value]
     if origin is dict:
-        return dict(value)
+        return dict
     if dataclasses.is_dataclass(kind):
-        hints = _hints(kind)
-        return kind(**{k: _decode(hints[k], v) for k, v in value.items() if k in hints})
+        fields = {name: _decoder(hint) for name, hint in _hints(kind).items()}
+        return lambda value: kind(**{k: (None if v is None else fields[k](v)) for k, v in value.items() if k in fields})
     if kind is Decimal:
-        return Decimal(str(value))
+        return lambda value: Decimal(str(value))
     if kind is datetime:
-        return datetime.fromisoformat(value)
+        return datetime.fromisoformat
     if kind is date:
-        return date.fromisoformat(value)
-    return value
+        return date.fromisoformat
+    return _keep
 
 
 def dump(case_file: CaseFile) -> str:

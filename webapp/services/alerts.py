@@ -155,8 +155,8 @@ def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
     sent = txcache.of(run.session, "reminders")
     if run.case.id not in sent:
         with run.session.no_autoflush:
-            sent[run.case.id] = {(element_id, due_at) for element_id, due_at in run.session.execute(
-                _REMINDERS, {"case_id": run.case.id})}
+            sent[run.case.id] = {(element_id, due_at) for element_id, due_at in run.session.connection().execute(
+                _REMINDERS, {"case_id": run.case.id})}  # Core: plain columns, no ORM result
     return sent
 
 

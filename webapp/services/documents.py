@@ -282,7 +282,7 @@ def _stored(session: Session, case: Case) -> tuple[set[str], dict[str, int]]:
     has (a document counts once, not per language): one query."""
     keys: set[str] = set()
     counts: dict[str, int] = {}
-    for key, kind in session.execute(_STORED, {"case_id": case.id}):
+    for key, kind in session.connection().execute(_STORED, {"case_id": case.id}):  # Core: plain columns
         keys.add(key)
         series = SERIES.get(kind, kind)
         counts[series] = counts.get(series, 0) + 1

@@ -187,7 +187,8 @@ def load_id(session: Session, version_id: int) -> LoadedVersion:
     is read (not the diagram, forms and spec, some hundreds of KB): what every unit of work on a
     case does. ``version_id`` must name a stored version (a case's foreign key does).
     """
-    content_hash = session.scalar(_CONTENT_HASH, {"version_id": version_id})
+    # Core: one column, no ORM result (the row exists: a case's foreign key names it)
+    content_hash = session.connection().execute(_CONTENT_HASH, {"version_id": version_id}).scalar()
     with _cache_lock:
         cached = _cache.get(version_id)
     if content_hash is not None and cached is not None and cached[0] == content_hash:
