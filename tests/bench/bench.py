@@ -1,7 +1,8 @@
 """The benchmark of issue 4 (not part of the unit suite): prints, in one run on this machine,
 
 1. whole Rule 130 cases per second through the service layer on SQLite and on PostgreSQL, next to
-   the same cases on bare SpiffWorkflow in memory (the ratio is the cost of persistence);
+   the same cases on bare SpiffWorkflow in memory (the ratio is the cost of persistence), the two
+   interleaved case by case so that both see the same minutes of the machine;
 2. timers fired per second with 1, 2 and 4 worker processes on PostgreSQL;
 3. p50 and p95 of the "My tasks" query and page and of the case page (Flask test client) with
    ``--cases`` cases (default 100,000) in the database, on SQLite and on PostgreSQL;
@@ -27,6 +28,7 @@ import logging
 import multiprocessing
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -217,13 +219,34 @@ def table_bytes(store: Store) -> int:
         return int(session.scalar(text("PRAGMA page_count")) * session.scalar(text("PRAGMA page_size")))
 
 
-def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[str, float]:
+def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[str, dict[str, float]]:
+    """``count`` whole s1 cases through the services on ``store`` and ``count`` on bare SpiffWorkflow,
+    interleaved case by case (the order alternating), so that both columns are measured over the
+    same minutes of a machine whose speed drifts (other tenants of shared cores). Returns, per
+    column (``bare``, ``service``): cases per second and mean ms per case over the whole run, and
+    the median ms of one case; for ``service`` also the stored bytes per case."""
     people = setup_people(store.sessions)
+    with store.sessions() as session:
+        parsed = repository.load(repository.current(session))
     service_case(store.sessions, people, vc)  # warm the caches (parsed diagram, statements)
+    bare_case(parsed, vc, 0)
     before = table_bytes(store)
-    started = time.perf_counter()
-    ids = [service_case(store.sessions, people, vc) for _ in range(count)]
-    elapsed = time.perf_counter() - started
+    ids: list[int] = []
+    seconds: dict[str, list[float]] = {"bare": [], "service": []}
+
+    def timed(column: str, run: Callable[[], Any]) -> Any:
+        started = time.perf_counter()
+        result = run()
+        seconds[column].append(time.perf_counter() - started)
+        return result
+
+    for n in range(1, count + 1):
+        if n % 2:
+            assert timed("bare", lambda: bare_case(parsed, vc, n)) == "auction_final"
+            ids.append(timed("service", lambda: service_case(store.sessions, people, vc)))
+        else:
+            ids.append(timed("service", lambda: service_case(store.sessions, people, vc)))
+            assert timed("bare", lambda: bare_case(parsed, vc, n)) == "auction_final"
     after = table_bytes(store)
     with store.sessions() as session:
         done = session.scalar(select(func.count(Case.id)).where(Case.id.in_(ids), Case.status == "completed",
@@ -231,21 +254,10 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
         json_bytes = session.scalar(select(func.sum(func.length(Case.state_json) + func.length(Case.file_json)))
                                     .where(Case.id.in_(ids)))
     assert done == count, f"only {done} of {count} cases finished as auction_final"
-    return {"rate": count / elapsed, "ms": 1000 * elapsed / count, "bytes": (after - before) / count,
-            "json_bytes": json_bytes / count}
-
-
-def bench_bare(count: int, vc: clock.VirtualClock, store: Store) -> dict[str, float]:
-    with store.sessions() as session:
-        version, _ = repository.deploy_bundled(session, "bench")
-        session.commit()
-        parsed = repository.load(version)
-    bare_case(parsed, vc, 0)
-    started = time.perf_counter()
-    outcomes = {bare_case(parsed, vc, n) for n in range(1, count + 1)}
-    elapsed = time.perf_counter() - started
-    assert outcomes == {"auction_final"}, outcomes
-    return {"rate": count / elapsed, "ms": 1000 * elapsed / count}
+    out = {column: {"rate": count / sum(times), "ms": 1000 * sum(times) / count,
+                    "median_ms": 1000 * statistics.median(times)} for column, times in seconds.items()}
+    out["service"].update(bytes=(after - before) / count, json_bytes=json_bytes / count)
+    return out
 
 
 # -- 2. timers per second with 1, 2, 4 workers -------------------------------------------------------------
@@ -492,19 +504,21 @@ def main(argv: list[str] | None = None) -> int:
                  ("postgres", lambda name: postgres_store(args.postgres, name))]
         kinds = [k for k in kinds if k[0] not in args.skip]
         if "whole" not in args.skip:
-            print(f"\n1. Whole Rule 130 cases (scenario s1: 4 acts, 4 timers), {args.whole} per store")
-            bare = None
+            print(f"\n1. Whole Rule 130 cases (scenario s1: 4 acts, 4 timers), {args.whole} per store, each store's"
+                  f" cases interleaved case by case with as many on bare SpiffWorkflow in memory")
             for kind, make in kinds:
                 store = make("whole")
                 try:
-                    if bare is None:
-                        bare = bench_bare(args.whole * 3, vc, store)
-                        print(f"   bare SpiffWorkflow in memory : {bare['rate']:7.1f} cases/s  ({bare['ms']:6.1f} ms per case)")
                     res = bench_whole_cases(store, args.whole, vc)
-                    print(f"   service layer on {store.name:<11}: {res['rate']:7.1f} cases/s  ({res['ms']:6.1f} ms per case)"
-                          f"  persistence costs {res['ms'] / bare['ms']:4.1f}x bare")
-                    print(f"      stored per finished case: {res['bytes'] / 1024:6.1f} KiB in the database "
-                          f"(state + case file JSON {res['json_bytes'] / 1024:5.1f} KiB)")
+                    bare, service = res["bare"], res["service"]
+                    print(f"   {store.name}:")
+                    print(f"      bare SpiffWorkflow in memory : {bare['rate']:7.1f} cases/s  ({bare['ms']:6.1f} ms per case,"
+                          f" median {bare['median_ms']:6.1f} ms)")
+                    print(f"      service layer on {store.name:<11}: {service['rate']:7.1f} cases/s  ({service['ms']:6.1f} ms per case,"
+                          f" median {service['median_ms']:6.1f} ms)  persistence costs {service['ms'] / bare['ms']:4.2f}x bare"
+                          f" (medians {service['median_ms'] / bare['median_ms']:4.2f}x)")
+                    print(f"      stored per finished case: {service['bytes'] / 1024:6.1f} KiB in the database "
+                          f"(state + case file JSON {service['json_bytes'] / 1024:5.1f} KiB)")
                 finally:
                     store.drop()
         if "timers" not in args.skip:

@@ -85,6 +85,8 @@ class ParsedProcess:
     bpmn_xml: bytes
     content_hash: str
     warnings: list[Problem] = field(default_factory=list)
+    # element id -> task spec, the first in the process and then its subprocesses (filled on first use)
+    by_bpmn_id: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def refusal(message: str, problems: list[Problem], lines: list[str] | None = None) -> InvalidDiagram:

@@ -402,12 +402,17 @@ def find_task(workflow: BpmnWorkflow, task_id: str) -> Any | None:
 
 
 def task_spec_by_id(parsed: ParsedProcess, bpmn_id: str) -> Any | None:
-    """The task spec of element ``bpmn_id`` in the process or any of its subprocesses."""
-    for spec in [parsed.spec, *parsed.subprocess_specs.values()]:
-        for task_spec in spec.task_specs.values():
-            if getattr(task_spec, "bpmn_id", None) == bpmn_id:
-                return task_spec
-    return None
+    """The task spec of element ``bpmn_id`` in the process or any of its subprocesses (the first
+    found, the process before its subprocesses; the index is made once per parsed process)."""
+    if not parsed.by_bpmn_id:
+        index: dict[str, Any] = {}
+        for spec in [parsed.spec, *parsed.subprocess_specs.values()]:
+            for task_spec in spec.task_specs.values():
+                key = getattr(task_spec, "bpmn_id", None)
+                if key is not None:
+                    index.setdefault(key, task_spec)
+        parsed.by_bpmn_id.update(index)
+    return parsed.by_bpmn_id.get(bpmn_id)
 
 
 def spec_form_name(task_spec: Any) -> str | None:

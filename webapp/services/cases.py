@@ -481,13 +481,18 @@ def next_case_sequence(session: Session, panchayat: Panchayat, year: int) -> int
     the database's (SQLite) until this transaction ends, so cases started at the same moment get
     different numbers, and a rolled-back start gives its number back.
     """
-    dialect = session.get_bind().dialect.name
-    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(CaseNumberSequence).values(panchayat_id=panchayat.id, year=year, last=1)
-    statement = statement.on_conflict_do_update(
-        index_elements=[CaseNumberSequence.panchayat_id, CaseNumberSequence.year],
-        set_={"last": CaseNumberSequence.last + 1}).returning(CaseNumberSequence.last)
-    return int(session.execute(statement).scalar_one())
+    statement = _NEXT_NUMBER[session.get_bind().dialect.name == "postgresql"]
+    return int(session.execute(statement, {"panchayat_id": panchayat.id, "year": year, "last": 1}).scalar_one())
+
+
+def _next_number(insert: Any) -> Any:
+    return (insert(CaseNumberSequence)
+            .on_conflict_do_update(index_elements=[CaseNumberSequence.panchayat_id, CaseNumberSequence.year],
+                                   set_={"last": CaseNumberSequence.last + 1})
+            .returning(CaseNumberSequence.last))
+
+
+_NEXT_NUMBER = {False: _next_number(sqlite_insert), True: _next_number(postgresql_insert)}  # built once each
 
 
 SUBMISSION_KEY = re.compile(r"[A-Za-z0-9_-]{8,80}")

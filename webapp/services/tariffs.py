@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from .. import clock, legal_time, textguard
@@ -61,13 +61,16 @@ class HistoryRow:
     status: str
 
 
+_RATES_UP_TO = (select(TariffRate).where(
+    TariffRate.effective_from <= bindparam("day"),
+    or_(TariffRate.panchayat_id == bindparam("panchayat_id"), TariffRate.panchayat_id.is_(None)))
+    .order_by(TariffRate.effective_from, TariffRate.id))  # built once: every new case reads it
+
+
 def in_force(session: Session, panchayat_id: int, day: date) -> dict[str, Rate]:
     """The rate of every species in force for the Panchayat on local day ``day`` (see the module
     docstring for overrides). Species with no rate at all are absent."""
-    rows = session.scalars(select(TariffRate).where(
-        TariffRate.effective_from <= day,
-        or_(TariffRate.panchayat_id == panchayat_id, TariffRate.panchayat_id.is_(None)))
-        .order_by(TariffRate.effective_from, TariffRate.id))
+    rows = session.scalars(_RATES_UP_TO, {"day": day, "panchayat_id": panchayat_id})
     own: dict[str, TariffRate] = {}
     common: dict[str, TariffRate] = {}
     for row in rows:  # ascending: the last one seen of each scope is the one in force
