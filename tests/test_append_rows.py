@@ -126,6 +126,20 @@ def test_recipients_are_read_once_per_transaction_and_again_in_the_next(drive, s
                                                                          officers["sarpanch"].id]
     assert len(seen.of("SELECT", "app_user")) == 1  # with their channel choices (an outer join)
     assert seen.of("SELECT", "notification_preference") == []
+    # other roles in the same transaction are chosen from the same officers: no further query
+    with Statements(sessions.kw["bind"]) as seen, sessions() as session:
+        case = session.get(Case, case_id)
+        reached = {tuple(roles): [n.user_id for n in notifications.notify(session, case, roles, "case_closed")]
+                   for roles in (["secretary"], ["pound_keeper", "sarpanch"], ["appellate_authority"],
+                                 ["administrator"], ["receiving_officer"], ["secretary", "sarpanch"])}
+        session.commit()
+    assert len(seen.of("SELECT", "app_user")) == 1
+    assert reached == {("secretary",): [officers["secretary"].id],
+                       ("pound_keeper", "sarpanch"): [officers["pound_keeper"].id, officers["sarpanch"].id],
+                       ("appellate_authority",): [officers["appellate_authority"].id],  # SAM1's, not SAM2's
+                       ("administrator",): [officers["administrator"].id],  # installation-wide
+                       ("receiving_officer",): [],  # the case names none yet
+                       ("secretary", "sarpanch"): [officers["secretary"].id, officers["sarpanch"].id]}
     with sessions() as session:  # the sarpanch leaves office: the next transaction asks again
         session.get(User, officers["sarpanch"].id).active = False
         session.commit()

@@ -39,62 +39,57 @@ TEMPLATES: dict[str, str] = {
 
 
 def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
-    """The active officers of ``roles`` whose scope covers ``case`` (one query, ordered by user id;
-    asked again in the same transaction, the answer it gave)."""
-    key = (case.id, case.receiving_officer_id, tuple(dict.fromkeys(roles)))
-    known = txcache.of(session, "recipients")
-    if key not in known:
-        known[key] = _recipients(session, case, roles)
-    return list(known[key])
-
-
-_STATEMENTS: dict[tuple[str, ...], Any] = {}  # roles -> the query of their officers, built once
-_KEEP_AT_MOST = 64  # role lists come from diagrams: a bounded set is kept
-
-
-def _statement(roles: tuple[str, ...]) -> Any:
-    """The query of the active officers of ``roles`` with their channel choices, ordered by user
-    id; it binds ``panchayat_id``, ``samiti_code`` (the case's) and ``receiver_id``. Built once per
-    role list, so SQLAlchemy reuses its compiled form."""
-    statement = _STATEMENTS.get(roles)
-    if statement is not None:
-        return statement
-    wanted = []
-    for role in roles:
-        if role == "receiving_officer":
-            scope = User.id == bindparam("receiver_id")
-        elif role == "appellate_authority":
-            scope = User.samiti_code == bindparam("samiti_code")
-        elif role == "administrator":  # installation-wide, the case's Samiti, or its Panchayat
-            scope = (((User.panchayat_id.is_(None)) & (User.samiti_code.is_(None)))
-                     | (User.samiti_code == bindparam("samiti_code"))
-                     | (User.panchayat_id == bindparam("panchayat_id")))
-        else:
-            scope = User.panchayat_id == bindparam("panchayat_id")
-        wanted.append((User.role == role) & scope)
-    # with each officer's channel choices (none: inbox only), for deliveries.preferences
-    statement = (select(User, NotificationPreference)
-                 .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
-                 .where(User.active.is_(True), or_(*wanted)).order_by(User.id))
-    if len(_STATEMENTS) < _KEEP_AT_MOST:
-        _STATEMENTS[roles] = statement
-    return statement
-
-
-def _recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
-    wanted = tuple(role for role in dict.fromkeys(roles)
-                   if role != "receiving_officer" or case.receiving_officer_id is not None)
-    if not wanted:
-        return []
-    values: dict[str, Any] = {"panchayat_id": case.panchayat_id, "receiver_id": case.receiving_officer_id,
-                              "samiti_code": None}
+    """The active officers of ``roles`` whose scope covers ``case``, ordered by user id: a
+    receiving officer the case names; appellate authorities of its Samiti; administrators
+    installation-wide, of its Samiti or of its Panchayat; the other roles' officers of its
+    Panchayat. The officers who may hear of the case are read once per transaction (one query,
+    :func:`_officers`) and chosen from by role."""
+    wanted = tuple(dict.fromkeys(roles))
+    samiti = None
     if "appellate_authority" in wanted or "administrator" in wanted:
-        values["samiti_code"] = session.get(Panchayat, case.panchayat_id).samiti_code
-    found = session.execute(_statement(wanted), values).all()
-    chosen = txcache.of(session, deliveries.CHOICES)
-    for user, pref in found:
-        chosen.setdefault(user.id, pref)  # a choice saved earlier in this transaction stands
-    return [user for user, _ in found]
+        samiti = session.get(Panchayat, case.panchayat_id).samiti_code
+    return [user for user in _officers(session, case) if user.role in wanted and _reaches(user, case, samiti)]
+
+
+def _reaches(user: User, case: Case, samiti: str | None) -> bool:
+    """Whether ``user``'s role and scope cover ``case`` (``samiti``: the case's Samiti, when needed)."""
+    if user.role == "receiving_officer":
+        return case.receiving_officer_id is not None and user.id == case.receiving_officer_id
+    if user.role == "appellate_authority":
+        return user.samiti_code == samiti
+    if user.role == "administrator":
+        return (user.panchayat_id is None and user.samiti_code is None) or user.samiti_code == samiti \
+            or user.panchayat_id == case.panchayat_id
+    return user.panchayat_id == case.panchayat_id
+
+
+# Every active user who may hear of a case of Panchayat :panchayat_id (its officers, its Samiti's,
+# the installation's, and the receiving officer :receiver_id), with their channel choices (none:
+# inbox only, for deliveries.preferences); built once.
+_OFFICERS = (select(User, NotificationPreference)
+             .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
+             .where(User.active.is_(True),
+                    or_(User.panchayat_id == bindparam("panchayat_id"),
+                        User.samiti_code == select(Panchayat.samiti_code)
+                        .where(Panchayat.id == bindparam("panchayat_id")).scalar_subquery(),
+                        User.id == bindparam("receiver_id"),
+                        (User.panchayat_id.is_(None)) & (User.samiti_code.is_(None))))
+             .order_by(User.id))
+
+
+def _officers(session: Session, case: Case) -> list[User]:
+    """:data:`_OFFICERS` for ``case``, read once per transaction (and again when the case's
+    receiving officer changed in it)."""
+    key = (case.id, case.panchayat_id, case.receiving_officer_id)
+    known = txcache.of(session, "officers")
+    if key not in known:
+        found = session.execute(_OFFICERS, {"panchayat_id": case.panchayat_id,
+                                            "receiver_id": case.receiving_officer_id}).all()
+        chosen = txcache.of(session, deliveries.CHOICES)
+        for user, pref in found:
+            chosen.setdefault(user.id, pref)  # a choice saved earlier in this transaction stands
+        known[key] = [user for user, _ in found]
+    return known[key]
 
 
 def notify(session: Session, case: Case, roles: list[str], template: str, *, exclude_user_id: int | None = None,
