@@ -48,10 +48,31 @@ def test_impoundment_long_ago_is_refused(sessions, officers, virtual_clock, when
     assert message in refused.value.message
 
 
-@pytest.mark.parametrize("text", ["1e3", "1E+1", "1_0", "١٢٣", "+12", "12.", ".5", "NaN", "0x10", "1,000"])
-def test_amounts_are_plain_decimals_only(text):
-    with pytest.raises(Refused):
+@pytest.mark.parametrize("text", ["1e3", "1E+1", "1_0", "١٢٣", "+12", "12.", ".5", "NaN", "0x10", "12,00", "1,0000",
+                                  "1,,000", ",100", "100,", "1,00,0000", "12,34,56", "१२००.००५", "₹", "1,000,00", "３０"])
+def test_amounts_are_decimals_only(text):
+    with pytest.raises(Refused) as refused:
         parse_amount(text, "amount")
+    assert repr(text) in refused.value.message or "two decimals" in refused.value.message
+
+
+@pytest.mark.parametrize("text, amount", [
+    ("1,00,000", "100000.00"), ("12,34,567.50", "1234567.50"), ("1,00,00,000", "10000000.00"),
+    ("100,000", "100000.00"), ("1,234,567.5", "1234567.50"), ("1,000", "1000.00"),
+    ("₹1,23,456.00", "123456.00"), ("₹ 1200", "1200.00"),  # as the pages show amounts
+    ("१२०००", "12000.00"), ("१,२०,५००.५०", "120500.50"),  # Devanagari digits, as a Hindi keyboard types them
+])
+def test_amounts_written_as_the_pages_show_them_are_read_exactly(text, amount):
+    assert str(parse_amount(text, "amount")) == amount
+
+
+def test_a_refused_grouped_amount_names_what_was_typed():
+    with pytest.raises(Refused) as refused:
+        parse_amount("-1,00,000", "amount")
+    assert refused.value.message == "amount: an amount cannot be negative (-1,00,000)"
+    with pytest.raises(Refused) as refused:
+        parse_amount("१,२००.५५५", "amount")
+    assert refused.value.message == "amount: rupees take at most two decimals (paise), not १,२००.५५५"
 
 
 def test_plain_amounts_are_read_exactly():
