@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import select
 
 from webapp import casefile
-from webapp.errors import Conflict, DeadlinePassed, NotFound, NotPermitted, Refused
-from webapp.services import cases, ledger, tasks, timers, uow, users
-from webapp.store.models import Case, TimerFiring
+from webapp.errors import CaseHeld, Conflict, DeadlinePassed, NotFound, NotPermitted, Refused, TaskFailed
+from webapp.services import cases, ledger, tasklist, tasks, timers, uow, users
+from webapp.store.models import Case, Incident, TimerFiring
 
 D = Decimal
 US = timedelta(microseconds=1)
@@ -724,6 +724,69 @@ def test_officer_loses_race_to_the_worker_and_can_retry(drive):
     drive.act("sarpanch", "ut_decide_objection", {"decision": "not_proved"}, objector="Objector Q")
     assert drive.file().objections[0].decision == "not_proved"
     assert [f.element_id for f in drive.firings()].count("n_ice_period_ends") == 1
+
+
+def _incidents(drive):
+    with drive.sessions() as session:
+        return session.scalars(select(Incident).where(Incident.case_id == drive.case_id)).all()
+
+
+def test_the_same_bid_sent_twice_at_the_same_moment_is_recorded_once_and_the_other_is_a_conflict(drive, monkeypatch):
+    """A double click (or two officers) on "Record bid": the second submission read the case before
+    the first committed. It must lose as a conflict, never complete the task a second time nor
+    post the bid twice (which broke the suspense balance and held the case as an incident)."""
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive, full_price="3000.00")
+    drive.move("2026-01-10T12:00:00+05:30")
+    bid = {"bidder": "Dbl", "amount": "3500"}
+    real_check = tasklist.check_holder
+    first_click: list[bool] = []
+
+    def check_holder(session, case, task_id, user):
+        if not first_click:  # the second submission has read the case; the first one commits now
+            first_click.append(True)
+            drive.act("secretary", "ut_record_bid", dict(bid))
+        return real_check(session, case, task_id, user)
+
+    monkeypatch.setattr(tasklist, "check_holder", check_holder)
+    with pytest.raises(Conflict) as lost:
+        drive.act("secretary", "ut_record_bid", dict(bid))
+    assert lost.value.message == uow.CONFLICT_MESSAGE
+    assert [(b.bidder, b.amount) for b in drive.file().auction.bids] == [("Dbl", Decimal("3500.00"))]
+    with drive.sessions() as session:
+        balances = ledger.balances(session, drive.case_id)
+    assert balances["suspense"] == Decimal("3500.00")
+    assert drive.case().held_incident_id is None and _incidents(drive) == []
+    assert (drive.file().sale.buyer, drive.file().sale.amount) == ("Dbl", Decimal("3500.00"))
+
+
+def test_a_step_that_fails_on_a_case_changed_meanwhile_is_a_conflict_not_an_incident(drive):
+    """Any act whose checks fail only because another transaction changed the case after it was
+    read (its ledger no longer adds up, say) is a lost race: 409, nothing saved, no incident."""
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    secretary = drive.officers["secretary"]
+
+    def stale_step(session, user, case_id):
+        run = cases.CaseRun(session, cases.get_case(session, user, case_id), user)
+        publish(drive)  # another transaction changes the case meanwhile
+        raise TaskFailed("the suspense account must hold 0.00", case_id=run.case.id, element_id="st_check")
+
+    before = drive.case().lock_version
+    with pytest.raises(Conflict):
+        uow.perform(drive.sessions, "stale_step", stale_step, secretary, drive.case_id, case_id=drive.case_id,
+                    user=secretary)
+    assert drive.case().lock_version > before and drive.case().held_incident_id is None and _incidents(drive) == []
+
+    def failing_step(session, user, case_id):  # the same failure on a case nobody changed: an incident
+        run = cases.CaseRun(session, cases.get_case(session, user, case_id), user)
+        raise TaskFailed("the suspense account must hold 0.00", case_id=run.case.id, element_id="st_check")
+
+    with pytest.raises(CaseHeld):
+        uow.perform(drive.sessions, "failing_step", failing_step, secretary, drive.case_id, case_id=drive.case_id,
+                    user=secretary)
+    assert [i.message for i in _incidents(drive)] == ["the suspense account must hold 0.00"]
 
 
 # -- the timer worker ----------------------------------------------------------------------------------

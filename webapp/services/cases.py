@@ -61,6 +61,7 @@ class CaseRun:
         logs.bind_case(case.case_number)  # every log line of this unit of work names the case
         if user is not None:
             audit.know_user(session, user)
+        uow.note_loaded(session, case)  # a step that fails on a case changed meanwhile is a conflict
         self.cf: CaseFile = casefile.load(case.file_json)
         self.loaded = repository.load_id(session, case.process_version_id)
         self.ledger = ledger.CaseLedger(session, case, user.id if user else None)
@@ -220,10 +221,12 @@ class CaseRun:
             self.case.status, self.case.closed_at = "completed", clock.now()
         self._held()
         facts = self._ledger_facts(closed)
+        # written first: a case another transaction changed since this one read it fails here, as
+        # a conflict (the lock version), before its ledger is checked against entries it never saw
+        self.session.flush()
         if facts == self._ledger_checked and self.ledger.postings == self._postings_checked:
             # nothing posted and nothing the invariants read changed since the save that stored
             # this state checked them: the same entries against the same facts (check_invariants)
-            self.session.flush()
             return
         try:
             ledger.check_invariants(self.session, self.case, closed, facts[3])
@@ -233,7 +236,6 @@ class CaseRun:
             # the element whose postings broke it: the last handler that posted in this unit of work
             raise self._failed(failure, element_id=self.ledger.posted_by, kind="ledger_invariant") from failure
         self._ledger_checked, self._postings_checked = facts, self.ledger.postings
-        self.session.flush()
 
 
 def expectations(case: Case, cf: CaseFile | None = None) -> ledger.Expected:

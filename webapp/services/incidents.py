@@ -25,9 +25,10 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
 
 from .. import clock
-from ..errors import CaseHeld, NotFound, NotPermitted, Refused, TaskFailed
+from ..errors import CaseHeld, Conflict, NotFound, NotPermitted, Refused, TaskFailed
 from ..i18n import M_, N_
 from ..store.models import Case, CaseEvent, Incident, Panchayat, User
 from . import notifications, uow, users
@@ -52,10 +53,23 @@ def held_message(case_number: str, incident: Incident) -> str:
 def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str, user: User | None) -> CaseHeld:
     """Record ``failure`` as an incident and hold its case (its own transaction, after the failing
     one was rolled back); notify the administrators. A case already held gets no second incident.
+    When another transaction changes the case row at the same moment (the optimistic lock), the
+    case is read again and the incident recorded then (three tries).
 
     Returns:
         the :class:`CaseHeld` refusal to raise to whoever acted (officer, API client or worker).
+    Raises:
+        Conflict: the case changed under every try.
     """
+    for _ in range(3):
+        try:
+            return _open_incident(sessions, failure, action, user)
+        except StaleDataError:
+            continue
+    raise Conflict(uow.CONFLICT_MESSAGE)
+
+
+def _open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str, user: User | None) -> CaseHeld:
     with sessions() as session:
         case = session.get(Case, failure.case_id)
         if case is None:

@@ -34,6 +34,7 @@ from ..errors import Conflict, NotFound, NotPermitted, Refused
 from ..i18n import M_, N_, message_list
 from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
+from .uow import CONFLICT_MESSAGE
 
 READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
 
@@ -431,13 +432,20 @@ def check_holder(session: Session, case: Case, task_id: str, user: User) -> None
     The conditional UPDATE is the check: on PostgreSQL it takes the row lock, so a claim made at
     the same moment waits for this transaction and then finds the task completed.
     Raises:
-        Conflict: held by another officer (the message names them).
+        Conflict: held by another officer (the message names them), or completed or cancelled by
+            another transaction since this one read the case.
     """
     hit = session.connection().execute(_HOLD, {"p_case_id": case.id, "p_task_id": str(task_id), "p_user_id": user.id})
     if hit.rowcount:
         return
     row = session.scalar(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id)))
-    if row is not None and row.state == READY and row.claimed_by not in (None, user.id):
+    if row is None:  # no row for the task (a state the table never saw): nothing to check against
+        return
+    if row.state != READY:
+        # completed or cancelled by a transaction that committed after this one read the case (two
+        # submissions at the same moment): this one must not complete it again
+        raise Conflict(CONFLICT_MESSAGE)
+    if row.claimed_by not in (None, user.id):
         raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
 
 

@@ -52,15 +52,39 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
             error: Rule130Error = Conflict(CONFLICT_MESSAGE)
         except TaskFailed as failed:  # rolled back; the incident and the hold are their own transaction
             session.rollback()
-            from . import incidents
-            held = incidents.open_incident(sessions, failed, action, user)
-            raise held from None
+            if _moved_on(sessions, session, failed.case_id):
+                # the step failed on a case another transaction changed meanwhile (two acts at the
+                # same moment: the second one's ledger no longer adds up): a lost race, not an incident
+                error = Conflict(CONFLICT_MESSAGE)
+            else:
+                from . import incidents
+                held = incidents.open_incident(sessions, failed, action, user)
+                raise held from None
         except Rule130Error as refused:
             session.rollback()
             error = refused
     if case_id is not None and not isinstance(error, NotFound):
         record_refusal(sessions, case_id, action, error, user)
     raise error
+
+
+_LOADED = "rule130.loaded_lock_versions"  # session.info: case id -> the lock version a unit of work read
+
+
+def note_loaded(session: Session, case: Any) -> None:
+    """Note the lock version of ``case`` as this unit of work read it (the first reading counts)."""
+    session.info.setdefault(_LOADED, {}).setdefault(case.id, case.lock_version)
+
+
+def _moved_on(sessions: sessionmaker[Session], session: Session, case_id: int | None) -> bool:
+    """Whether the case's stored lock version differs from the one the failed unit of work read
+    (read in a transaction of its own, after the failed one was rolled back)."""
+    seen = session.info.get(_LOADED, {}).get(case_id)
+    if case_id is None or seen is None:
+        return False
+    with sessions() as fresh:
+        stored = fresh.get(Case, case_id)
+        return stored is not None and stored.lock_version != seen
 
 
 def record_refusal(sessions: sessionmaker[Session], case_id: int, action: str, error: Rule130Error,
