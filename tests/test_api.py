@@ -238,6 +238,23 @@ def test_control_characters_and_unknown_fields_are_refused_naming_them(api, sess
     assert unchanged(api, case["id"]) == before
 
 
+@pytest.mark.parametrize("levels", [33, 3000])
+def test_a_json_body_nested_too_deeply_is_refused_before_anything_reads_it(api, client, levels):
+    """Thousands of nested brackets made the parser run out of stack: a 500 with a traceback per
+    request, even without a token. Now a refusal naming the limit, signed in or not."""
+    deep = "[" * levels + "]" * levels
+    message = "the request's JSON nests arrays or objects more than 32 levels deep"
+    for role in (None, "pound_keeper"):
+        response = api.call("POST", "/cases", role, data=deep, content_type="application/json")
+        assert assert_error(response, 422)["message"] == message
+    response = client.post("/board", data=deep, content_type="application/json")
+    assert response.status_code == 422 and "Traceback" not in response.get_data(as_text=True)
+    assert api.get("/cases", "secretary").json["cases"] == []
+    # 32 levels are a body like any other (here: not a case, so refused for what it says)
+    shallow = api.call("POST", "/cases", "pound_keeper", data="[" * 32 + "]" * 32, content_type="application/json")
+    assert shallow.status_code == 400 and shallow.json["error"]["message"] != message
+
+
 def test_a_retried_start_with_the_same_idempotency_key_answers_the_first_case(api, virtual_clock):
     first = api.post("/cases", "pound_keeper", CASE, headers={"Idempotency-Key": "pk-2026-01-05-0001"})
     assert first.status_code == 201, first.json
@@ -472,6 +489,55 @@ def test_objections_within_the_period_and_a_late_one(api, sessions, virtual_cloc
     assert unchanged(api, case["id"]) == before
     assert_error(api.post(f"/cases/{case['id']}/objections", "sarpanch", {"objector": "Suresh"}), 403)
     assert_error(api.post(f"/cases/{case['id']}/objections", "secretary", {}), 422)
+
+
+def test_a_field_that_does_not_apply_is_refused_naming_it_not_dropped(api, sessions, virtual_clock):
+    """A misspelt or misplaced field used to be dropped without a word: an objection "dated" 1
+    November was recorded today, an escape likewise, a receiving officer named while accepting the
+    highest bid sold the lot. Each is refused now, naming the field, and nothing changes."""
+    case = open_file(api, sessions, virtual_clock)
+    publish(api, case["id"], full_price="12000.00")
+    virtual_clock.set(at("2026-01-10T12:00:00+05:30"))
+    assert api.post(f"/cases/{case['id']}/acts/ut_record_bid", "secretary",
+                    {"data": {"bidder": "A", "amount": "9000"}}).status_code == 200
+    before = unchanged(api, case["id"])
+    for path, role, body, message in [
+        ("objections", "secretary", {"objector": "Z", "day": "2026-01-09"},
+         "unknown field day; an objection takes objector"),
+        ("appeals", "secretary", {"appellant": "Z", "filed_on": "2026-01-09"},
+         "unknown field filed_on; an appeal takes appellant"),
+        ("animal-events", "pound_keeper", {"kind": "escape", "tag": "RJ-1001", "on": "2026-01-09"},
+         "unknown field on; a death or an escape takes kind, tag and position"),
+        ("animal-events", "pound_keeper", {"kind": "death", "position": 1, "born_on": "2026-01-09"},
+         "unknown field born_on; a death or an escape takes kind, tag and position"),
+        ("ledger/reversals", "secretary", {"entry": 1, "reason": "typo", "amount": "1.00"},
+         "unknown field amount; a reversal takes entry and reason"),
+    ]:
+        error = assert_error(api.post(f"/cases/{case['id']}/{path}", role, body), 422)
+        assert error["message"] == message and set(error["fields"].values()) == {"unknown field"}
+    assert unchanged(api, case["id"]) == before
+    virtual_clock.set(at("2026-01-12T10:00:00+05:30"))  # the auction closed unsold at 00:00
+    timers.fire_due(sessions)
+    before = unchanged(api, case["id"])
+    meant = api.post(f"/cases/{case['id']}/acts/ut_decide_unsold", "sarpanch",
+                     {"data": {"choice": "accept_highest_bid", "receiver": "Gram Panchayat Kishanpura"}})
+    assert assert_error(meant, 422)["fields"] == {"receiver": "only when the cattle are sent for sale"}
+    assert unchanged(api, case["id"]) == before
+    accepted = api.post(f"/cases/{case['id']}/acts/ut_decide_unsold", "sarpanch", {"data": {"choice": "accept_highest_bid"}})
+    assert accepted.status_code == 200 and accepted.json["file"]["sale"]["buyer"] == "A"
+
+
+def test_a_security_given_with_another_decision_on_a_claim_is_refused(api, sessions, virtual_clock):
+    case = open_file(api, sessions, virtual_clock)
+    publish(api, case["id"])
+    virtual_clock.set(at("2026-01-20T11:00:00+05:30"))
+    assert api.post(f"/cases/{case['id']}/objections", "secretary", {"objector": "Ramesh"}).status_code == 201
+    before = unchanged(api, case["id"], "sarpanch")
+    url = f"/cases/{case['id']}/acts/ut_decide_objection"
+    error = assert_error(api.post(url, "sarpanch", {"data": {"decision": "not_proved", "security": "100"}}), 422)
+    assert error["fields"] == {"security": "only for delivery on security"}
+    assert unchanged(api, case["id"], "sarpanch") == before
+    assert api.post(url, "sarpanch", {"data": {"decision": "not_proved"}}).status_code == 200
 
 
 def test_deciding_a_claim_while_two_are_open_must_name_the_objector(api, sessions, virtual_clock):

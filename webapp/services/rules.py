@@ -236,6 +236,10 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
     if choice == "accept_highest_bid":
         if cf.auction is None or not cf.auction.bids:
             raise Refused(M_("there is no bid to accept; send the cattle for sale instead"), {"choice": M_("no bid")})
+        if not textguard.is_blank(data.get("receiver")):  # the officer may have meant to send them away
+            raise Refused(M_("a receiving officer is named only when the cattle are sent for sale; to accept the "
+                             "highest bid, leave the receiving officer empty"),
+                          {"receiver": M_("only when the cattle are sent for sale")})
         data.pop("receiver", None)
         return data
     if choice in ("neighbouring_panchayat", "cattle_fair"):
@@ -282,6 +286,10 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
         if cf.dispatch is not None:
             raise Refused(M_("the cattle were sent for sale; interim delivery is only possible while they are in the pound"))
     else:
+        if not textguard.is_blank(data.get("security")):  # the officer may have meant interim delivery
+            raise Refused(M_("a security is taken only when the cattle are delivered on security (Rule 130(c) "
+                             "Explanation); for this decision, leave the security empty"),
+                          {"security": M_("only for delivery on security")})
         data.pop("security", None)
     return data
 

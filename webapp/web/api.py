@@ -534,10 +534,25 @@ def act(case_ref: str, element_id: str) -> Response:
     return _render_case(case_id)
 
 
+def _only(body: dict[str, Any], fields: tuple[str, ...], what: str) -> None:
+    """Refuse a body with a field other than ``fields`` (``what`` names the call), naming it: a
+    misspelt or misplaced field must not be dropped without a word.
+
+    Raises:
+        Refused: an unknown field (422, ``{field: "unknown field"}``).
+    """
+    unknown = sorted(set(body) - set(fields))
+    if unknown:
+        listed = ", ".join(fields[:-1]) + f" and {fields[-1]}" if len(fields) > 1 else fields[0]
+        raise Refused(f"unknown field {', '.join(unknown)}; {what} takes {listed}",
+                      {name: "unknown field" for name in unknown})
+
+
 @bp.post("/cases/<path:case_ref>/objections")
 def file_objection(case_ref: str) -> Response:
     """The secretary records an objection ``{"objector"}`` (Rule 130(a), (c)); 201 with the case."""
     body = _body()
+    _only(body, ("objector",), "an objection")
     case = _resolve(case_ref)
     case_id = _perform("file_objection", case.id, cases.file_objection, _user(), case.id,
                        _optional_text(body, "objector"))
@@ -548,6 +563,7 @@ def file_objection(case_ref: str) -> Response:
 def file_appeal(case_ref: str) -> Response:
     """The secretary records an appeal ``{"appellant"}`` (Rule 130(e) proviso); 201 with the case."""
     body = _body()
+    _only(body, ("appellant",), "an appeal")
     case = _resolve(case_ref)
     case_id = _perform("file_appeal", case.id, cases.file_appeal, _user(), case.id,
                        _optional_text(body, "appellant"))
@@ -560,6 +576,10 @@ def animal_event(case_ref: str) -> Response:
     ``{"kind": "birth", "tag" | "position" (the mother), "born_on"?, "calf_description"?, "calf_tag"?}``;
     201 with the case."""
     body = _body()
+    if body.get("kind") == "birth":
+        _only(body, ("kind", "tag", "position", "born_on", "calf_description", "calf_tag"), "a birth")
+    else:
+        _only(body, ("kind", "tag", "position"), "a death or an escape")
     tag = _optional_text(body, "tag")
     position = _optional_int(body, "position")
     _optional_text(body, "kind")
@@ -581,6 +601,7 @@ def animal_event(case_ref: str) -> Response:
 def reverse_entry(case_ref: str) -> Response:
     """The secretary reverses ledger entry ``{"entry": id, "reason": "..."}``; 201 with the case."""
     body = _body()
+    _only(body, ("entry", "reason"), "a reversal")
     entry_id = _optional_int(body, "entry")
     reason = _optional_text(body, "reason")
     case = _resolve(case_ref)

@@ -29,6 +29,7 @@ from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 
 from .. import textguard
+from ..errors import Refused
 from ..services.repository import ROOT
 from ..i18n import M_, N_, Message, translate
 
@@ -113,11 +114,50 @@ def field_label(name: str) -> Message:
     return M_(title) if title else M_(name.replace("_", " ").replace("-", " "))
 
 
+JSON_DEPTH = 32  # levels of arrays and objects a request's JSON may nest (the API's bodies use 3)
+
+
+def _depth(value: object) -> int:
+    """How deeply ``value`` (parsed JSON) nests arrays and objects, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > JSON_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _json_body(force: bool) -> object:
+    """The request's JSON body (None when there is none or it is not JSON); parsed once, views
+    read the same parse.
+
+    Raises:
+        Refused: it nests arrays and objects more than :data:`JSON_DEPTH` levels deep (the parser
+            would run out of stack before saying so).
+    """
+    try:
+        body = request.get_json(force=force, silent=True)
+    except RecursionError:
+        body = None
+        deep = True
+    else:
+        deep = body is not None and _depth(body) > JSON_DEPTH
+    if deep:
+        raise Refused(M_("the request's JSON nests arrays or objects more than %(levels)s levels deep",
+                                   levels=JSON_DEPTH))
+    return body
+
+
 def refuse_control_characters() -> None:
     """Before any view: refuse a request whose query string, form fields or JSON body hold a
     control character (NUL and the like; tab and line breaks are text), naming the field: a page's
     field by its label (:func:`field_label`), an API field by its name (:mod:`webapp.textguard`);
-    nothing is read further, so nothing changes.
+    nothing is read further, so nothing changes. A JSON body nested too deeply is refused too.
 
     Raises:
         Refused: answered as 422 (a page with the message, or the API's JSON error).
@@ -129,14 +169,14 @@ def refuse_control_characters() -> None:
         return
     if api and not request.mimetype.startswith("multipart/"):
         # JSON in any content type (curl -d sends form encoding): never read it as a form
-        body = request.get_json(force=True, silent=True)  # cached: the view reads the same parse
+        body = _json_body(force=True)  # cached: the view reads the same parse
         if body is not None:
             textguard.check(body, "")
         return
     for name, value in request.form.items(multi=True):
         textguard.check(value, name, None if api else field_label(name))
     if request.is_json:
-        body = request.get_json(silent=True)
+        body = _json_body(force=False)
         if body is not None:
             textguard.check(body, "")
 
