@@ -207,8 +207,12 @@ def test_a_nul_in_any_submitted_text_is_refused_naming_the_field_and_nothing_is_
     assert page.status_code == 422 and "Description of animal 1 contains a control character (U+001B)" in text_of(page)
     with sessions() as session:
         assert session.query(Case).count() == 0
+    # a tab in a one-line field is a paste's leftover, as a line break is: refused, naming it
     tabbed = client.post("/cases/new", data={**form, "place_seized": "Bhimpura\tnear the well"})
-    assert tabbed.status_code == 302  # a tab (like a line break) is ordinary text
+    assert tabbed.status_code == 422
+    assert "the place seized contains a tab or an invisible character (U+0009)" in text_of(tabbed)
+    spaced = client.post("/cases/new", data={**form, "place_seized": "Bhimpura near the well"})
+    assert spaced.status_code == 302
     with sessions() as session:
         assert session.query(Case).count() == 1
 

@@ -90,6 +90,28 @@ def test_a_task_forms_required_text_of_invisible_characters_is_missing(api, sess
     assert unchanged(api, case["id"], "pound_keeper") == before
 
 
+@pytest.mark.parametrize("owner, code", [("Ramu\u200b", "U+200B"), ("\ufeffRamu", "U+FEFF"), ("Ra\u00admu", "U+00AD"),
+                                         ("Ramu\tLal", "U+0009"), ("Ramu\u200e", "U+200E")])
+def test_a_name_with_a_tab_or_an_invisible_character_is_refused_naming_it(api, sessions, virtual_clock, owner, code):  # noqa: F811
+    """"Ramu" and "Ramu" with a zero-width space look the same on every receipt and register, yet are
+    two names: refused, naming the character; nothing changes."""
+    case = start(api)
+    before = unchanged(api, case["id"], "pound_keeper")
+    error = assert_error(api.complete("pound_keeper", case["id"], "ut_release", {"owner": owner}), 422)
+    assert f"contains a tab or an invisible character ({code})" in error["message"]
+    assert error["fields"] == {"owner": "contains an invisible character"}
+    assert unchanged(api, case["id"], "pound_keeper") == before
+
+
+def test_a_hindi_name_keeps_its_joiners(api, sessions, virtual_clock):  # noqa: F811
+    """The zero-width joiner and non-joiner choose how Devanagari letters join: part of the name."""
+    case = start(api)
+    name = "लक्\u200dष्मी नारायण"
+    done = api.complete("pound_keeper", case["id"], "ut_release", {"owner": name})
+    assert done.status_code == 200, done.json
+    assert done.json["file"]["release"]["owner"] == name
+
+
 # -- line breaks in single-line fields -------------------------------------------------------------
 
 @pytest.mark.parametrize("brk", LINE_BREAKS)

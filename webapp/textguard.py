@@ -35,18 +35,41 @@ def is_blank(text: Any) -> bool:
     return isinstance(text, str) and all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
+# Kept in names: the zero-width non-joiner and joiner (U+200C, U+200D), which choose how Devanagari
+# letters join (क्‍ष, र्‍), so a name typed on a Hindi keyboard may carry them.
+JOINERS = "\u200c\u200d"
+
+
+def first_invisible(text: str) -> str | None:
+    """The first tab or invisible format character (Unicode category Cf: zero-width space U+200B,
+    word joiner U+2060, BOM U+FEFF, soft hyphen U+00AD, direction marks...) of ``text`` other than
+    :data:`JOINERS`, as ``U+XXXX``; None when there is none."""
+    for ch in text:
+        if ch == "\t" or (unicodedata.category(ch) == "Cf" and ch not in JOINERS):
+            return f"U+{ord(ch):04X}"
+    return None
+
+
 def check_one_line(value: Any, field: str, label: Any) -> None:
     """Refuse a single-line field (a name, a tag, a place) whose text holds a line break: a tag
-    ``T\\r\\n1`` would be stored and never found as ``T1``.
+    ``T\\r\\n1`` would be stored and never found as ``T1``; or a tab or an invisible character
+    (:func:`first_invisible`): "Ramu" and "Ramu" with a zero-width space look the same on every
+    page, register and receipt, yet would be two names (two objectors, a tag never found).
 
     Args:
         field: the field's name (the key of the field error); label: how the message names it.
     Raises:
-        Refused: naming the field's label, with ``{field: ...}`` as the field error.
+        Refused: naming the field's label (and the character), with ``{field: ...}`` as the field error.
     """
-    if isinstance(value, str) and LINE_BREAK.search(value):
+    if not isinstance(value, str):
+        return
+    if LINE_BREAK.search(value):
         raise Refused(M_("%(label)s must be on one line; remove the line break and send it again", label=label),
                       {field: M_("must be on one line")})
+    code = None if is_blank(value) else first_invisible(value)  # a blank value is the caller's: no value
+    if code is not None:
+        raise Refused(M_("%(label)s contains a tab or an invisible character (%(code)s); remove it and send it "
+                         "again", label=label, code=code), {field: M_("contains an invisible character")})
 
 
 def first_control(text: str) -> str | None:
