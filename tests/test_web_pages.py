@@ -772,6 +772,7 @@ def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_
     assert again.status_code == 409
     assert ("of case RMP/2026/0001 is no longer open: you completed it yourself; your first submission stands and "
             "this one changed nothing") in text_of(again)
+    assert "Already done" in text_of(again) and "Changed by someone else" not in text_of(again)  # the heading
     assert case_file(sessions, case_id).notice == published
 
 

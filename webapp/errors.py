@@ -56,6 +56,11 @@ class Conflict(Rule130Error):
     status = 409
 
 
+class SentTwice(Conflict):
+    """The same task form sent again after this officer completed it (a double click, the back
+    button): HTTP 409; the first submission stands and this one changed nothing."""
+
+
 class AlreadySubmitted(Conflict):
     """The same new-case form (or API call with the same ``Idempotency-Key``) was sent before and
     started a case then (HTTP 409 on a page, the case itself in the API); ``case_id`` and

@@ -16,7 +16,7 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from ..errors import Refused, Rule130Error
+from ..errors import AlreadySubmitted, CaseHeld, Refused, Rule130Error, SentTwice
 
 log = logging.getLogger("rule130.web")
 
@@ -49,9 +49,14 @@ def handle_rule130_error(error: Rule130Error) -> Any:
         last_day = error.details.get("last_day")
         return _json(error.code, error.message, error.status, fields=fields,
                      last_day=str(last_day) if last_day else None)
-    titles = {403: _("Not permitted"), 404: _("Not found"), 409: _("Changed by someone else"), 422: _("Refused")}
-    return _page("errors/error.html", error.status, title=titles.get(error.status, _("Error")),
-                 message=error.message)
+    if isinstance(error, CaseHeld):
+        title = _("Case on hold")
+    elif isinstance(error, (SentTwice, AlreadySubmitted)):
+        title = _("Already done")
+    else:
+        titles = {403: _("Not permitted"), 404: _("Not found"), 409: _("Changed by someone else"), 422: _("Refused")}
+        title = titles.get(error.status, _("Error"))
+    return _page("errors/error.html", error.status, title=title, message=error.message)
 
 
 def handle_not_found(error: HTTPException) -> Any:

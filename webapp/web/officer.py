@@ -23,7 +23,7 @@ from sqlalchemy import select
 from .. import casefile, clock
 from ..i18n import M_, Message, flash_message, translate
 from ..app import db_session, sessions
-from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused
+from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused, SentTwice
 from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
@@ -243,13 +243,13 @@ def _sent_twice(case_id: int, task: Message | None = None) -> Any:
     someone else changed the case.
 
     Raises:
-        Conflict: always.
+        SentTwice: always (a Conflict: 409).
     """
     number = cases.get_case(db_session(), me(), case_id).case_number
     if task is None:
-        raise Conflict(M_("this task of case %(number)s is no longer open: you completed it yourself; your first "
+        raise SentTwice(M_("this task of case %(number)s is no longer open: you completed it yourself; your first "
                           "submission stands and this one changed nothing", number=number))
-    raise Conflict(M_("the task “%(task)s” of case %(number)s is no longer open: you completed it yourself; your "
+    raise SentTwice(M_("the task “%(task)s” of case %(number)s is no longer open: you completed it yourself; your "
                       "first submission stands and this one changed nothing", task=task, number=number))
 
 
