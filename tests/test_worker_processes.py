@@ -47,11 +47,12 @@ WORKER = textwrap.dedent('''
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if pause_file != "-":
         def pause(session, *_args):
-            # the firing's writes are flushed (history, task rows, notification), not committed
-            if any(type(row).__name__ == "TimerFiring" for row in session.new):
+            # after the flush that stored the fired case (its row is among the flushed changes): the
+            # firing's writes (firing, history, task rows, notification) are flushed, not committed
+            if any(type(row).__name__ == "Case" for row in session.dirty):
                 Path(pause_file).write_text("paused")
                 time.sleep(120)  # the parent kills us here
-        event.listen(Session, "before_flush", pause)
+        event.listen(Session, "after_flush", pause)
     sessions = db.session_factory(db.make_engine(url))
     with clock.installed(clock.VirtualClock(datetime.fromisoformat(now))):
         timers.run_worker(sessions, stop, max_sleep=0.2)
