@@ -2,7 +2,9 @@
 
 A NUL (U+0000) or another control character in a name or a note is never intended: PostgreSQL
 cannot store a NUL in a text column (the act would fail after its checks passed), and a page or a
-PDF would carry it on. Tab, line feed and carriage return are ordinary text. Used by the services
+PDF would carry it on. Tab, line feed and carriage return are ordinary text in a text area; a
+one-line field (a name, a tag, a place) refuses them, and invisible characters too
+(:func:`check_one_line`). Used by the services
 (so the simulator and the CLI are covered) and by a hook on every web request (forms, query
 strings and JSON bodies, so every field of every page and API call is covered).
 """
