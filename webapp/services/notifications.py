@@ -15,7 +15,7 @@ from .. import clock
 from ..i18n import N_, current_language, render_for
 from ..store import txcache
 from ..store.models import Case, Notification, NotificationPreference, Panchayat, User
-from . import deliveries
+from . import deliveries, users
 
 TEMPLATES: dict[str, str] = {
     "report_raised": N_("{case}: the release window has passed; the file is open. Publish the notice (Rule 130(a))."),
@@ -39,28 +39,12 @@ TEMPLATES: dict[str, str] = {
 
 
 def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
-    """The active officers of ``roles`` whose scope covers ``case``, ordered by user id: a
-    receiving officer the case names; appellate authorities of its Samiti; administrators
-    installation-wide, of its Samiti or of its Panchayat; the other roles' officers of its
-    Panchayat. The officers who may hear of the case are read once per transaction (one query,
-    :func:`_officers`) and chosen from by role."""
-    wanted = tuple(dict.fromkeys(roles))
-    samiti = None
-    if "appellate_authority" in wanted or "administrator" in wanted:
-        samiti = session.get(Panchayat, case.panchayat_id).samiti_code
-    return [user for user in _officers(session, case) if user.role in wanted and _reaches(user, case, samiti)]
-
-
-def _reaches(user: User, case: Case, samiti: str | None) -> bool:
-    """Whether ``user``'s role and scope cover ``case`` (``samiti``: the case's Samiti, when needed)."""
-    if user.role == "receiving_officer":
-        return case.receiving_officer_id is not None and user.id == case.receiving_officer_id
-    if user.role == "appellate_authority":
-        return user.samiti_code == samiti
-    if user.role == "administrator":
-        return (user.panchayat_id is None and user.samiti_code is None) or user.samiti_code == samiti \
-            or user.panchayat_id == case.panchayat_id
-    return user.panchayat_id == case.panchayat_id
+    """The active officers of ``roles`` who may see ``case`` (:func:`users.can_see`: its
+    Panchayat's, its Samiti's, the installation's administrators, the receiving officer it names),
+    ordered by user id. The officers who may hear of the case are read once per transaction (one
+    query, :func:`_officers`) and chosen from by role."""
+    wanted = set(roles)
+    return [user for user in _officers(session, case) if user.role in wanted and users.can_see(session, user, case)]
 
 
 # Every active user who may hear of a case of Panchayat :panchayat_id (its officers, its Samiti's,
