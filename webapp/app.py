@@ -81,6 +81,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from .web import register
     register(app)
     hardening.init_app(app)
+    from .web.act_instant import ArrivalInstant
+    app.wsgi_app = ArrivalInstant(app.wsgi_app)  # type: ignore[method-assign]  # outermost: read first
 
     if app.config["RUN_TIMER_WORKER"]:
         start_timer_worker(app)

@@ -64,6 +64,16 @@ def init_db(database_url: str | None) -> None:
                f"{' deployed' if created else ' already deployed'}")
 
 
+def _check_settle() -> None:
+    """Stop with a message naming ``RULE130_TIMER_SETTLE_SECONDS`` when it is not a valid number."""
+    from .services import timers
+    try:
+        timers.settle_seconds()
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        sys.exit(2)
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=int)
@@ -86,6 +96,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
                        "(scripts/run.sh: PORT=5001 scripts/run.sh)", err=True)
             sys.exit(2)
 
+    _check_settle()
     config = {"RUN_TIMER_WORKER": not no_worker}
     if database_url:
         config["DATABASE_URL"] = database_url
@@ -121,6 +132,7 @@ def worker(max_sleep: float | None, no_deliver: bool, database_url: str | None) 
     It also sends queued notifications (see ``rule130 deliver``) unless ``--no-deliver``."""
     from .services import timers
 
+    _check_settle()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

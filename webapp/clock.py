@@ -72,6 +72,38 @@ class OffsetClock:
         self.offset = _aware(instant) - datetime.now(timezone.utc)
 
 
+class FixedClock:
+    """A clock that reads one instant: the legal instant of one act (see :func:`fixed`).
+
+    Args:
+        instant: the instant (offset-aware).
+    Raises:
+        ValueError: a naive datetime.
+    """
+
+    def __init__(self, instant: datetime) -> None:
+        self._now = _aware(instant)
+
+    def now(self) -> datetime:
+        return self._now
+
+
+class LaggingClock:
+    """Another clock read ``lag`` behind: the timer worker's clock (see
+    :func:`webapp.services.timers.run_worker`), so that an act whose request arrived before a
+    deadline, and is still being applied, is applied before the deadline's timer fires.
+
+    Args:
+        base: the clock to follow. lag: how far behind (a non-negative timedelta).
+    """
+
+    def __init__(self, base: Clock, lag: timedelta) -> None:
+        self.base, self.lag = base, lag
+
+    def now(self) -> datetime:
+        return self.base.now() - self.lag
+
+
 def _aware(instant: datetime) -> datetime:
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"a naive datetime is not an instant: {instant!r}")
@@ -98,6 +130,30 @@ def installed(clock: Clock) -> Iterator[Clock]:
         yield clock
     finally:
         _current.reset(token)
+
+
+@contextlib.contextmanager
+def fixed(instant: datetime | None = None) -> Iterator[datetime]:
+    """Fix "now" for the block: every :func:`now` inside it reads one instant (RULE130.md,
+    "One instant per act"): the legal instant of an act, used for every deadline check it makes,
+    stamped on it, on its documents and its ledger entries, and the instant up to which the
+    engine fires timers while it is applied.
+
+    Args:
+        instant: the instant to fix (offset-aware); None: the installed clock's now. Inside a block
+            already fixed, the outer instant stays (an act is judged at one instant however many
+            units of work it runs), and ``instant`` is ignored.
+    Yields:
+        the fixed instant (UTC).
+    Raises:
+        ValueError: a naive datetime.
+    """
+    outer = _current.get()
+    if isinstance(outer, FixedClock):
+        yield outer.now()
+        return
+    with installed(FixedClock(outer.now() if instant is None else instant)) as fixed_clock:
+        yield fixed_clock.now()
 
 
 def install(clock: Clock) -> None:

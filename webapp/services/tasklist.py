@@ -32,6 +32,7 @@ from ..casefile import CaseFile, name_key
 from ..engine import runtime
 from ..errors import Conflict, NotFound, NotPermitted, Refused
 from ..i18n import M_, N_, message_list
+from ..store import db
 from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 from .uow import CONFLICT_MESSAGE
@@ -423,6 +424,7 @@ def _visible_row(session: Session, user: User, case_id: int | str, task_id: str)
     from .cases import get_case
 
     case = get_case(session, user, case_id)
+    db.lock_case(session, case.id)  # the order every writer of a case follows (no deadlock)
     return case, _ready_row(session, case.id, task_id)
 
 

@@ -147,21 +147,29 @@ def _fire_due_claiming(sessions: sessionmaker[Session], limit: int) -> list[Fire
     return done
 
 
-def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100) -> list[FiredCase]:
+def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100, *,
+                   settle_seconds: float = 0.0) -> list[FiredCase]:
     """One pass of the worker: fire every due case, earliest first; what was fired, case by case.
 
     On PostgreSQL each case is claimed with a row lock (cases locked by another worker or by an
     officer's transaction are left to them or to the next pass); elsewhere the due cases are listed
     and fired one by one. A conflicting case is retried next pass.
+
+    Args:
+        settle_seconds: the pass runs this far behind the clock (RULE130.md, "One instant per act"):
+            a timer fires only once its instant is that far in the past, at the instant
+            ``now - settle_seconds``, so an act whose request arrived before the timer's instant and
+            is still being applied is applied first (the act then cancels or precedes the timer).
     """
-    if dialect_name(sessions) == "postgresql":
-        return _fire_due_claiming(sessions, limit)
-    return _fire_due_sqlite(sessions, limit)
+    with clock.installed(clock.LaggingClock(clock.current(), timedelta(seconds=max(0.0, settle_seconds)))):
+        if dialect_name(sessions) == "postgresql":
+            return _fire_due_claiming(sessions, limit)
+        return _fire_due_sqlite(sessions, limit)
 
 
-def fire_due(sessions: sessionmaker[Session], limit: int = 100) -> int:
+def fire_due(sessions: sessionmaker[Session], limit: int = 100, *, settle_seconds: float = 0.0) -> int:
     """One pass of the worker (see :func:`fire_due_cases`). Returns how many timers fired."""
-    return sum(len(fired.timers) for fired in fire_due_cases(sessions, limit))
+    return sum(len(fired.timers) for fired in fire_due_cases(sessions, limit, settle_seconds=settle_seconds))
 
 
 def next_due(sessions: sessionmaker[Session]) -> datetime | None:
@@ -247,6 +255,30 @@ def leave_workers(sessions: sessionmaker[Session], holder: str) -> None:
             session.commit()
 
 
+SETTLE_SECONDS = 3.0
+"""How far behind the clock the timer worker fires (``RULE130_TIMER_SETTLE_SECONDS`` overrides it):
+longer than an act takes to be applied, so that an act that arrived before a deadline is never
+overtaken by the deadline's timer (RULE130.md, "One instant per act")."""
+
+
+def settle_seconds() -> float:
+    """The worker's settle time in seconds: ``RULE130_TIMER_SETTLE_SECONDS`` or :data:`SETTLE_SECONDS`.
+
+    Raises:
+        ValueError: the variable is not a number from 0 to 60, naming it.
+    """
+    raw = os.environ.get("RULE130_TIMER_SETTLE_SECONDS")
+    if raw is None or raw.strip() == "":
+        return SETTLE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 60.0:
+        raise ValueError(f"RULE130_TIMER_SETTLE_SECONDS must be a number of seconds from 0 to 60, not {raw!r}")
+    return value
+
+
 DEFAULT_MAX_SLEEP = {"postgresql": 60.0, "sqlite": 0.5}
 """Longest sleep between passes when no wake-up comes. PostgreSQL: a safety net only (NOTIFY wakes
 the workers). SQLite: saves made in another process cannot wake the worker, so it looks again
@@ -259,7 +291,7 @@ def default_max_sleep(dialect: str) -> float:
 
 
 def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sleep: float | None = None,
-               fired_log: list[FiredCase] | None = None) -> None:
+               fired_log: list[FiredCase] | None = None, settle: float | None = None) -> None:
     """Fire due timers until ``stop`` is set, sleeping until the next due instant between passes.
 
     The worker sleeps until the earliest ``next_timer_due`` of a running case (a millisecond past
@@ -273,6 +305,8 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
     Args:
         max_sleep: longest sleep in seconds; None: :func:`default_max_sleep` of the dialect.
         fired_log: if given, every :class:`FiredCase` is appended to it, with this worker's id.
+        settle: seconds the worker stays behind the clock (see :func:`fire_due_cases`); None:
+            :func:`settle_seconds`. A timer fires once its instant is ``settle`` seconds past.
     Raises:
         LeaseHeld: another worker is running (SQLite) or holds the single-worker lease (checked
             before the first pass).
@@ -282,6 +316,8 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
     shared = dialect == "postgresql"
     if max_sleep is None:
         max_sleep = default_max_sleep(dialect)
+    if settle is None:
+        settle = settle_seconds()
     register, unregister = (join_workers, leave_workers) if shared else (acquire_lease, release_lease)
     register(sessions, holder)
     with sessions() as session:
@@ -297,7 +333,7 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
         while not stop.is_set():
             waiter.begin_pass()
             try:
-                fired = fire_due_cases(sessions)
+                fired = fire_due_cases(sessions, settle_seconds=settle)
                 if fired_log is not None:
                     fired_log.extend(f._replace(worker=holder) for f in fired)
                 register(sessions, holder)
@@ -308,7 +344,7 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
                 continue
             wait = max_sleep
             if upcoming is not None:
-                ahead = (upcoming - clock.now()).total_seconds()
+                ahead = (upcoming - clock.now()).total_seconds() + settle
                 # due but not fired by this pass (locked by another transaction, or a conflict):
                 # look again shortly rather than spin
                 wait = min(max_sleep, ahead + 0.001 if ahead > 0 else 0.05)
@@ -322,12 +358,16 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
         log.info("timer worker %s stopped", holder)
 
 
-def overdue(session: Session, now: datetime, grace_seconds: float = 5.0) -> tuple[int, float]:
+def overdue(session: Session, now: datetime, grace_seconds: float | None = None) -> tuple[int, float]:
     """Running cases whose next timer is overdue by more than ``grace_seconds``, and the largest lag.
+
+    ``grace_seconds`` defaults to the worker's settle time (:func:`settle_seconds`) plus 5 s.
 
     Returns:
         (how many cases, the oldest lag in seconds; 0.0 when none) — what the health check reports.
     """
+    if grace_seconds is None:
+        grace_seconds = settle_seconds() + 5.0
     limit = now - timedelta(seconds=grace_seconds)
     rows = list(session.scalars(select(Case.next_timer_due).where(  # held cases are incidents, not lag
         Case.status == "running", Case.held_incident_id.is_(None), Case.next_timer_due.is_not(None),

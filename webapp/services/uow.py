@@ -17,14 +17,17 @@ from typing import Any, Callable, TypeVar
 
 from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 
 from .. import casefile, clock
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
 from ..i18n import M_, message_json
+from ..store import db
 from ..store.models import Case, CaseEvent, ProcessVersion, User
 
 T = TypeVar("T")
+RACE_SQLSTATES = ("40P01", "40001")  # PostgreSQL: deadlock_detected, serialization_failure
 
 CONFLICT_MESSAGE = M_("someone else changed this case at the same moment; nothing of yours was saved. "
                     "Reload the case and try again.")
@@ -34,6 +37,12 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
             case_id: int | None = None, user: User | None = None, **kwargs: Any) -> T:
     """Run ``fn(session, *args, **kwargs)`` as one transaction.
 
+    The unit of work is judged at one instant (RULE130.md, "One instant per act"): the clock is
+    fixed for it with :func:`webapp.clock.fixed` — at the instant its request arrived when a
+    request carries it (the web application fixes that instant on arrival), else at its start —
+    so its deadline checks, its history rows, documents and ledger entries, and the timers the
+    engine fires while it runs all use that instant and no later one.
+
     Args:
         action: the name of the act, for the history of a refusal (e.g. ``file_objection``).
         case_id: the case concerned, if any (a refusal is recorded against it).
@@ -41,8 +50,16 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
     Raises:
         Rule130Error: the refusal, after rolling back (Conflict for a lost race).
     """
+    with clock.fixed():
+        return _perform(sessions, action, fn, args, kwargs, case_id, user)
+
+
+def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], args: tuple[Any, ...],
+             kwargs: dict[str, Any], case_id: int | None, user: User | None) -> T:
     with sessions() as session:
         try:
+            if isinstance(case_id, int):
+                db.lock_case(session, case_id)  # every writer of a case locks its row first: no deadlock
             # a copy of the context: the case number a CaseRun binds for the logs stays in this unit
             result = contextvars.copy_context().run(fn, session, *args, **kwargs)
             session.commit()
@@ -50,6 +67,13 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
         except StaleDataError:
             session.rollback()
             error: Rule130Error = Conflict(CONFLICT_MESSAGE)
+        except OperationalError as failed:
+            # PostgreSQL broke a deadlock or a serialization failure by aborting this transaction:
+            # a lost race like a stale version (nothing was saved), not a fault of the server
+            if getattr(failed.orig, "sqlstate", None) not in RACE_SQLSTATES:
+                raise
+            session.rollback()
+            error = Conflict(CONFLICT_MESSAGE)
         except TaskFailed as failed:  # rolled back; the incident and the hold are their own transaction
             session.rollback()
             if _moved_on(sessions, session, failed.case_id):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
+
+from .models import Case
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,3 +63,17 @@ def upgrade(url: str, revision: str = "head") -> None:
     config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     command.upgrade(config, revision)
+
+
+def lock_case(session: Session, case_id: int) -> None:
+    """Take the row lock of case ``case_id`` for the rest of the transaction (PostgreSQL
+    ``SELECT ... FOR UPDATE``; SQLite has one writer at a time and needs none).
+
+    A unit of work that will change a case takes it before anything else, so every writer of one
+    case locks its row first and in the same order: two acts, or an act and a timer worker (which
+    claims its case the same way), queue on it instead of each locking a row the other needs next
+    (a deadlock, which PostgreSQL breaks by aborting one of them). An unknown id locks nothing.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    session.execute(select(Case.id).where(Case.id == case_id).with_for_update())
