@@ -94,8 +94,21 @@ def task_form(client, link: str) -> dict[str, str]:
     return {i.name: i.value for i in hidden if i.name != "csrf_token"}
 
 
-def complete(client, link: str, **fields: str):
-    return client.post(link, data={**task_form(client, link), **fields})
+def complete(client, link: str, *, confirm: bool = True, **fields: str):
+    """Fill the task's form with ``fields`` and send it, as a browser does: the form's step is the
+    check page (200); with ``confirm`` its Confirm button is pressed (the act is recorded)."""
+    response = client.post(link, data={**task_form(client, link), **fields})
+    if confirm and response.status_code == 200 and 'id="check-confirm"' in response.get_data(as_text=True):
+        response = confirm_check(client, response)
+    return response
+
+
+def confirm_check(client, page, button: str = "confirm"):
+    """Press Confirm (or ``button``: change) on a check page: its hidden values sent again."""
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    form = doc.xpath("//form[contains(@class, 'check-form')]")[0]
+    data = {i.name: i.value for i in form.xpath(".//input[@type='hidden']") if i.name != "csrf_token"}
+    return client.post(form.get("action"), data={**data, "step": button})
 
 
 def publish_notice(client, sessions, virtual_clock, case_id: int) -> None:
@@ -312,9 +325,10 @@ def test_completing_the_same_task_twice_gives_a_conflict_message(client, session
     login(client, "sec")
     link = task_link(client, "Publish notice")
     hidden = task_form(client, link)
-    first = client.post(link, data={**hidden, "objection_period_days": "30", "full_price": "12000"})
+    # two Confirm presses of the check page (its hidden values, step=confirm)
+    first = client.post(link, data={**hidden, "step": "confirm", "objection_period_days": "30", "full_price": "12000"})
     assert first.status_code == 302
-    second = client.post(link, data={**hidden, "objection_period_days": "45", "full_price": "9000"})
+    second = client.post(link, data={**hidden, "step": "confirm", "objection_period_days": "45", "full_price": "9000"})
     assert second.status_code == 409
     assert "is no longer open" in text_of(second)
     assert case_file(sessions, case_id).notice.objection_period_days == 30  # the first one stands
@@ -765,8 +779,8 @@ def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_
     virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
     login(client, "sec")
     link = task_link(client, "Publish notice")
-    form = {**task_form(client, link), "objection_period_days": "30", "full_price": "12000.00"}
-    assert client.post(link, data=form).status_code == 302
+    form = {**task_form(client, link), "step": "confirm", "objection_period_days": "30", "full_price": "12000.00"}
+    assert client.post(link, data=form).status_code == 302  # Confirm on the check page, pressed twice
     published = case_file(sessions, case_id).notice
     again = client.post(link, data=form)
     assert again.status_code == 409

@@ -68,7 +68,12 @@ def open_task(page, base: str, sessions, case_id: int, element: str) -> None:
 
 
 def submit(page) -> None:
+    """Send the task's form, then confirm on its check page (every act passes a check step)."""
     page.click("main form.card [type=submit]")
+    page.wait_for_load_state()
+    assert page.locator(".error-box").count() == 0, page.locator(".error-box").first.inner_text()
+    assert page.locator("#check-confirm").count() == 1, "no check page after the form"
+    page.click("#check-confirm")
     page.wait_for_load_state()
     assert page.locator(".error-box").count() == 0, page.locator(".error-box").first.inner_text()
 

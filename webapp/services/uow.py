@@ -54,14 +54,66 @@ def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], 
         return _perform(sessions, action, fn, args, kwargs, case_id, user)
 
 
+def perform_told(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], *args: Any,
+                 case_id: int | None = None, user: User | None = None, **kwargs: Any) -> tuple[T, list[Any]]:
+    """:func:`perform`, and what followed from the act in words (a list of
+    :class:`webapp.services.follows.Follow`), read off the case in the same transaction.
+
+    Raises:
+        Rule130Error: as :func:`perform`.
+    """
+    with clock.fixed():
+        return _perform(sessions, action, _told(fn, case_id), args, kwargs, case_id, user)
+
+
+def preview(sessions: sessionmaker[Session], action: str, fn: Callable[..., Any], *args: Any,
+            case_id: int | None = None, user: User | None = None, record_refusal: bool = False,
+            **kwargs: Any) -> list[Any]:
+    """What would follow from the act, without recording it (the check step and the API's dry run).
+
+    The act is applied for real — the same services, the same checks, the same engine — in a
+    transaction that is then rolled back, at the act's one instant (:func:`webapp.clock.fixed`):
+    its words (:class:`webapp.services.follows.Follow`) are those of the real act at that instant.
+    A refusal is raised as :func:`perform` raises it; it is written into the case history only
+    with ``record_refusal`` (a page's check step: the officer's submission was refused, as
+    without the step; an API dry run asks and attempts nothing). An act that would fail in the diagram raises the failure without
+    holding the case.
+
+    Raises:
+        Rule130Error: the refusal the act would meet (Conflict for a lost race).
+    """
+    with clock.fixed():
+        _, said = _perform(sessions, action, _told(fn, case_id), args, kwargs, case_id, user, dry_run=True,
+                           record=record_refusal)
+    for follow in said:  # the documents were rolled back with the act: no page to link to yet
+        follow.document_id = None
+    return said
+
+
+def _told(fn: Callable[..., T], case_id: int | None) -> Callable[..., tuple[T, list[Any]]]:
+    from . import follows
+
+    def run(session: Session, *args: Any, **kwargs: Any) -> tuple[T, list[Any]]:
+        before = follows.snapshot(session, case_id if isinstance(case_id, int) else None)
+        result = fn(session, *args, **kwargs)
+        session.flush()
+        made = getattr(result, "id", None) if isinstance(result, Case) else None
+        return result, follows.describe(session, before, made)
+    return run
+
+
 def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], args: tuple[Any, ...],
-             kwargs: dict[str, Any], case_id: int | None, user: User | None) -> T:
+             kwargs: dict[str, Any], case_id: int | None, user: User | None, *, dry_run: bool = False,
+             record: bool = True) -> T:
     with sessions() as session:
         try:
             if isinstance(case_id, int):
                 db.lock_case(session, case_id)  # every writer of a case locks its row first: no deadlock
             # a copy of the context: the case number a CaseRun binds for the logs stays in this unit
             result = contextvars.copy_context().run(fn, session, *args, **kwargs)
+            if dry_run:
+                session.rollback()
+                return result
             session.commit()
             return result
         except StaleDataError:
@@ -76,6 +128,8 @@ def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T],
             error = Conflict(CONFLICT_MESSAGE)
         except TaskFailed as failed:  # rolled back; the incident and the hold are their own transaction
             session.rollback()
+            if dry_run:
+                raise
             if _moved_on(sessions, session, failed.case_id):
                 # the step failed on a case another transaction changed meanwhile (two acts at the
                 # same moment: the second one's ledger no longer adds up): a lost race, not an incident
@@ -87,7 +141,7 @@ def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T],
         except Rule130Error as refused:
             session.rollback()
             error = refused
-    if case_id is not None and not isinstance(error, NotFound):
+    if case_id is not None and not isinstance(error, NotFound) and record:
         record_refusal(sessions, case_id, action, error, user)
     raise error
 

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, Response, g, jsonify, request
+from flask import Blueprint, Response, abort, g, jsonify, make_response, request
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTTPNotFound
 
@@ -303,13 +303,35 @@ def _resolve(case_ref: str) -> Case:
     return cases.get_case(db_session(), _user(), case_ref)
 
 
+def _dry_run() -> bool:
+    """The ``dry_run`` query parameter (``true``/``1`` or ``false``/``0``; absent: false).
+
+    Raises:
+        Refused: any other value, naming it.
+    """
+    raw = request.args.get("dry_run")
+    if raw is None or raw.lower() in ("false", "0"):
+        return False
+    if raw.lower() in ("true", "1"):
+        return True
+    raise Refused(f"dry_run is true or false, not {raw[:40]!r}", {"dry_run": "true or false"})
+
+
 def _perform(action: str, case_id: int, fn: Callable[..., Case], *args: Any, **kwargs: Any) -> int:
-    """Run one service call as one transaction; return the case id (a refusal is recorded)."""
+    """Run one service call as one transaction; return the case id (a refusal is recorded).
+
+    With ``?dry_run=true`` nothing is recorded: the act is applied and rolled back
+    (:func:`webapp.services.uow.preview`) and the answer is ``200 {"dry_run": true, "follows":
+    [{"text", "document_id"}]}`` — what would follow — or the refusal the act would meet (not
+    written into the case history)."""
     user = _user()
 
     def call(session: Any, *a: Any, **kw: Any) -> int:
         return fn(session, *a, **kw).id
 
+    if _dry_run():
+        follows = uow.preview(sessions(), action, call, *args, case_id=case_id, user=user, **kwargs)
+        abort(make_response(jsonify({"dry_run": True, "follows": [f.as_json() for f in follows]}), 200))
     return uow.perform(sessions(), action, call, *args, case_id=case_id, user=user, **kwargs)
 
 

@@ -21,12 +21,13 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
-from ..i18n import M_, Message, flash_message, translate
+from ..i18n import M_, Message, flash_message, format_rupees, translate
 from ..app import db_session, sessions
 from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused, SentTwice
-from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
+from ..services import amounts, cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
+from . import check
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
 bp = Blueprint("officer", __name__)
@@ -222,9 +223,15 @@ def task(case_id: int, task_id: str) -> Any:
         # a mangled version would otherwise skip the check for a case changed since the form was shown
         return _render_task(view, values=data, error=_("The form is out of date (its version is not a number): "
                                                        "reload the task and enter it again."), status=422)
+    asked = check.step()
+    if asked == check.CHANGE:
+        return _render_task(view, values=data, lock_version=expected)
+    act = (sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected)
     try:
-        uow.perform(sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected,
-                    case_id=case_id, user=user)
+        if asked == check.CHECK:
+            follows = uow.preview(*act, case_id=case_id, user=user, record_refusal=True)
+            return _check_task(view, data, follows, expected)
+        _case, told = uow.perform_told(*act, case_id=case_id, user=user)
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
                             lock_version=expected, status=422)
@@ -232,9 +239,32 @@ def task(case_id: int, task_id: str) -> Any:
         if not _completed_by(case_id, task_id, user):
             raise
         return _sent_twice(case_id, M_(words(view.name)))
-    flash_message(M_("Done: “%(task)s” in case %(number)s.", task=M_(words(view.name)), number=view.case_number),
-                  "success")
+    check.tell(M_("Done: “%(task)s” in case %(number)s.", task=M_(words(view.name)), number=view.case_number),
+               told, case_id)
     return redirect(url_for("officer.case", case_id=case_id))
+
+
+def _as_rupees(typed: str) -> str:
+    """An amount as the documents print it (₹1,200.00), read as the service reads it; else as typed."""
+    try:
+        return format_rupees(amounts.parse_amount(typed, "amount"))
+    except (Refused, ValueError, ArithmeticError):
+        return typed
+
+
+def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None) -> Any:
+    """The check page of a task's form: each field's label and value as recorded (a choice by its words)."""
+    printed = []
+    for f in form_fields(view.schema, data, {}):
+        value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] == "select" else f["value"]
+        if f["amount"]:
+            value = _as_rupees(value)
+        printed.append((f["label"], value))
+    hidden = {**{k: v for k, v in data.items()}, "lock_version": "" if expected is None else expected}
+    deadline = (view.deadline_label, view.deadline) if view.deadline_label else None
+    return check.render(title=M_(words(view.name)), printed=printed, follows=follows, hidden=hidden,
+                        back=url_for("officer.case", case_id=view.case_id), case_number=view.case_number,
+                        deadline=deadline)
 
 
 def _sent_twice(case_id: int, task: Message | None = None) -> Any:
@@ -392,13 +422,29 @@ def case(case_id: int) -> Any:
 
 
 def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, values: dict[str, str],
-              **kwargs: Any) -> Any:
+              title: Message | None = None, printed: list[tuple[str, str]] | None = None,
+              deadline: str | None = None, **kwargs: Any) -> Any:
+    """An act from the case page, through its check step (:mod:`.check`): ``title``, ``printed``
+    (label, value) and the name of the ``deadline`` it meets (a key of :func:`cases.deadlines`)
+    make the check page; ``done`` is flashed after it, with what followed."""
     user = me()
+    asked = check.step()
+    if asked == check.CHANGE:
+        return _case_page(case_id, action=action, values=values)
     try:
-        uow.perform(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
+        if asked == check.CHECK:
+            follows = uow.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
+                                    record_refusal=True, **kwargs)
+            case = cases.get_case(db_session(), user, case_id)
+            last = cases.deadlines(casefile.load(case.file_json)).get(deadline) if deadline else None
+            return check.render(title=title or M_(words(action)), printed=printed or [], follows=follows,
+                                hidden=values, back=url_for("officer.case", case_id=case_id),
+                                case_number=case.case_number,
+                                deadline=(deadline.removesuffix("_last_day") + "_period", last) if last else None)
+        _case, told = uow.perform_told(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
         return _case_page(case_id, status=422, action=action, error=refused.message, values=values)
-    flash_message(done, "success")
+    check.tell(done, told, case_id)
     return redirect(url_for("officer.case", case_id=case_id))
 
 
@@ -407,7 +453,9 @@ def file_objection(case_id: int) -> Any:
     """The secretary records an objection (a claim of ownership) during the notice period."""
     objector = request.form.get("objector", "").strip()
     return _case_act(case_id, "file_objection", cases.file_objection, objector,
-                     done=M_("The objection of %(name)s was recorded.", name=objector), values={"objector": objector})
+                     done=M_("The objection of %(name)s was recorded.", name=objector), values={"objector": objector},
+                     title=M_("File an objection (claim of ownership)"), printed=[(_("Objector's name"), objector)],
+                     deadline="objection_last_day")
 
 
 @bp.route("/cases/<int:case_id>/appeals", methods=["POST"])
@@ -415,7 +463,9 @@ def file_appeal(case_id: int) -> Any:
     """The secretary records an appeal against the Panchayat's decision."""
     appellant = request.form.get("appellant", "").strip()
     return _case_act(case_id, "file_appeal", cases.file_appeal, appellant,
-                     done=M_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant})
+                     done=M_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant},
+                     title=M_("File an appeal against the Panchayat's decision"),
+                     printed=[(_("Appellant's name"), appellant)], deadline="appeal_last_day")
 
 
 @bp.route("/cases/<int:case_id>/animal-events", methods=["POST"])
@@ -424,9 +474,12 @@ def record_animal_event(case_id: int) -> Any:
     kind = request.form.get("kind", "")
     raw = request.form.get("animal", "")
     position = whole_number(raw)
+    what = {"death": _("died"), "escape": _("escaped")}.get(kind, kind)
     return _case_act(case_id, "record_animal_event", cases.record_animal_event, kind, position=position,
                      done=(M_("The death of animal %(num)s was recorded.", num=raw) if kind == "death"
-                           else M_("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw})
+                           else M_("The escape of animal %(num)s was recorded.", num=raw)), values={"kind": kind, "animal": raw},
+                     title=M_("Record a death or an escape in the pound (today)"),
+                     printed=[(_("Animal"), _animal_words(case_id, position, raw)), (_("What happened"), what)])
 
 
 @bp.route("/cases/<int:case_id>/births", methods=["POST"])
@@ -437,7 +490,21 @@ def record_birth(case_id: int) -> Any:
     return _case_act(case_id, "record_birth", cases.record_animal_event, "birth", position=whole_number(raw),
                      born_on=values["born_on"].strip() or None, calf_description=values["calf_description"],
                      calf_tag=values["calf_tag"], done=M_("The birth of a calf to animal %(num)s was recorded.", num=raw),
-                     values=values)
+                     values=values, title=M_("Record a calf born in the pound"),
+                     printed=[(_("Mother"), _animal_words(case_id, whole_number(raw), raw)),
+                              (_("Day of birth"), values["born_on"].strip() or _("today")),
+                              (_("Calf's description"), values["calf_description"]),
+                              (_("Calf's tag (optional)"), values["calf_tag"])])
+
+
+def _animal_words(case_id: int, position: int | None, raw: str) -> str:
+    """An animal of the case as its form lists it (``#1 cow (RJ-9) — grey cow``), else what was sent."""
+    cf = casefile.load(cases.get_case(db_session(), me(), case_id).file_json)
+    animal = next((a for a in cf.animals if a.position == position), None)
+    if animal is None:
+        return raw
+    tag = f" ({animal.tag})" if animal.tag else ""
+    return f"#{animal.position} {fmt_words(animal.species)}{tag} — {animal.description}"
 
 
 @bp.route("/cases/<int:case_id>/ledger/reversals", methods=["POST"])
@@ -453,7 +520,8 @@ def reverse_entry(case_id: int) -> Any:
         return _case_page(case_id, status=422, action="reverse_entry", values=values,
                           error=_("Choose the ledger entry to reverse."))
     return _case_act(case_id, "reverse_entry", ledger.reverse, entry_id, reason,
-                     done=M_("Entry %(num)s was reversed.", num=entry_id), values=values)
+                     done=M_("Entry %(num)s was reversed.", num=entry_id), values=values,
+                     title=M_("Reverse a ledger entry"), printed=[(_("Entry"), raw), (_("Reason"), reason)])
 
 
 @bp.route("/cases/<int:case_id>/notice")
