@@ -24,12 +24,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import jsonschema
 from lxml import etree
 from SpiffWorkflow.bpmn.parser.ValidationException import ValidationException
 from SpiffWorkflow.spiff.parser.process import VALIDATOR, SpiffBpmnParser
 
 from ..errors import InvalidDiagram
+from . import forms as form_checks
 from .sandbox import ScriptRefused, compile_expression, compile_script
 
 MAX_BPMN_BYTES = 2 * 1024 * 1024
@@ -310,10 +310,7 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
             problems.append(Problem("documentation does not begin with its clause; start it with 'Rule 130', "
                                     "'Rule 2' or 'reading:'", bpmn_id, line, "warning"))
     for name, schema in forms.items():
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as error:
-            problems.append(Problem(f"form {name} is not a valid JSON Schema: {error.message}"))
+        problems += [Problem(message) for message in form_checks.problems(name, schema)]
     if NOTICE_FORM in forms:
         problems += _check_notice_form(forms[NOTICE_FORM])
     problems += _check_timers(root)
