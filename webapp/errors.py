@@ -108,6 +108,14 @@ class TaskFailed(EngineFailure):
         self.kind, self.snapshot = kind, snapshot or {}
 
 
+class StartFailed(Refused):
+    """A new case whose first steps failed (a diagram element that cannot run): nothing was recorded,
+    no case exists (HTTP 422); the message names the element and the error, and an administrator
+    must deploy a corrected process version."""
+
+    code = "start_failed"
+
+
 class CaseHeld(Refused):
     """The case is held by an open incident (HTTP 409): nothing can be done in it until an
     administrator retries or skips the failed step; the message says which step and why."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+MAX_PERIOD_DAYS = 3650  # ten years: no period of the rule comes near it (the longest setting is 365 days)
+
 
 def parse_instant(value: str | datetime) -> datetime:
     """Read an offset-aware ISO 8601 instant.
@@ -36,9 +38,15 @@ def day_start(day: date, tz: str) -> datetime:
 
 
 def last_day(event: str | datetime, days: int, tz: str) -> date:
-    """The last day of a period of ``days`` calendar days after the day of ``event``."""
-    if int(days) != days or days < 0:
-        raise ValueError(f"a period is a whole number of days, not {days!r}")
+    """The last day of a period of ``days`` calendar days after the day of ``event``.
+
+    Raises:
+        ValueError: ``days`` is not a whole number from 0 to :data:`MAX_PERIOD_DAYS`, or ``event``
+            is not an offset-aware instant of the years 1900-9000 (:func:`parse_instant`).
+    """
+    if isinstance(days, bool) or not isinstance(days, (int, float)) or int(days) != days \
+            or not 0 <= days <= MAX_PERIOD_DAYS:
+        raise ValueError(f"a period is a whole number of days from 0 to {MAX_PERIOD_DAYS}, not {days!r}")
     return local_day(event, tz) + timedelta(days=int(days))
 
 
@@ -53,8 +61,11 @@ def period_end(event: str | datetime, days: int, tz: str) -> str:
         event: the event instant (offset-aware ISO text or datetime).
         days: the period in calendar days (Rule 2).
         tz: the Panchayat's IANA time zone, e.g. ``Asia/Kolkata``.
+    Raises:
+        ValueError: as :func:`last_day`, or the end falls outside the years 1900-9000 (no instant
+            the product stores).
     """
-    return day_start(last_day(event, days, tz) + timedelta(days=1), tz).isoformat()
+    return parse_instant(day_start(last_day(event, days, tz) + timedelta(days=1), tz)).isoformat()
 
 
 def is_within(act: datetime, last: date, tz: str) -> bool:

@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import jsonschema
 from lxml import etree
 from SpiffWorkflow.bpmn.parser.ValidationException import ValidationException
 from SpiffWorkflow.spiff.parser.process import VALIDATOR, SpiffBpmnParser
 
+from .. import legal_time
 from ..errors import InvalidDiagram
-from .sandbox import ScriptRefused, compile_expression, compile_script
+from . import expressions
+from . import forms as form_checks
 
 MAX_BPMN_BYTES = 2 * 1024 * 1024
 MAX_FORM_BYTES = 256 * 1024
@@ -49,6 +50,17 @@ FIXED_PERIODS = {
                           "Rule 130(b): the conditional auction lasts 3 days, its opening day and the 2 after"),
 }
 OBJECTION_TIMER = "n_ice_period_ends"
+# Periods whose days come from the case, never a constant: element id -> (the days, what they are).
+# The objection period from the notice (at least 30 days, Rule 130(a)); the appeal window M and the
+# return period from the Panchayat's settings (RULE130.md, "Settings": 1-365 and 1-90 days).
+PERIOD_SOURCES = {
+    OBJECTION_TIMER: ('notice["objection_period_days"]', "the objection period must take its days from the notice"),
+    "ice_appeal_window_ends": ("appeal_period_days", "the appeal window must take its days from the Panchayat's "
+                               "setting (at least 1 day)"),
+    "bt_return_deadline": ("return_period_days", "the return period must take its days from the Panchayat's "
+                           "setting (at least 1 day)"),
+}
+MAX_PERIOD_DAYS = legal_time.MAX_PERIOD_DAYS
 NOTICE_FORM = "publish_notice.schema.json"
 USE_PERIOD_END = "use period_end(event, days, timezone) (Rule 2: calendar days in the Panchayat's time zone)"
 SERVICE_LEVEL_END = "service_level_end"  # overdue timers (service levels, not legal periods)
@@ -310,25 +322,12 @@ def check_project_rules(root: etree._Element, spec: Any, subprocess_specs: dict[
             problems.append(Problem("documentation does not begin with its clause; start it with 'Rule 130', "
                                     "'Rule 2' or 'reading:'", bpmn_id, line, "warning"))
     for name, schema in forms.items():
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as error:
-            problems.append(Problem(f"form {name} is not a valid JSON Schema: {error.message}"))
+        problems += [Problem(message) for message in form_checks.problems(name, schema)]
     if NOTICE_FORM in forms:
         problems += _check_notice_form(forms[NOTICE_FORM])
     problems += _check_timers(root)
     problems += _check_event_gateways(root)
-    for node in root.iter(f"{{{BPMN_NS}}}conditionExpression", f"{{{BPMN_NS}}}timeDate",
-                          f"{{{BPMN_NS}}}timeDuration", f"{{{BPMN_NS}}}timeCycle", f"{{{BPMN_NS}}}script"):
-        owner = node.getparent()
-        while owner is not None and owner.get("id") is None:
-            owner = owner.getparent()
-        try:
-            source = (node.text or "").strip()
-            compile_script(source) if etree.QName(node).localname == "script" else compile_expression(source)
-        except ScriptRefused as error:
-            problems.append(Problem(f"expression refused by the sandbox: {error}",
-                                    owner.get("id") if owner is not None else None, node.sourceline))
+    problems += [Problem(message, element_id, line) for message, element_id, line in expressions.check(root)]
     return problems
 
 
@@ -353,9 +352,19 @@ def _int_constant(node: ast.expr) -> int | None:
     return None
 
 
+def _is_reference(node: ast.expr) -> bool:
+    """A value of the case: a name, or a name subscripted by constant keys (``notice["days"]``)."""
+    while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def _check_timers(root: etree._Element) -> list[Problem]:
-    """Every timer is ``period_end(event, days, timezone)`` in a timeDate; Rule 130(a) periods >= 30 days;
-    or an overdue timer (:func:`_check_service_level_timer`)."""
+    """Every timer is ``period_end(event, days, timezone)`` in a timeDate, its days a whole number
+    from 0 to :data:`MAX_PERIOD_DAYS` or a value of the case (no computation, whose result no check
+    could bound); Rule 130(a) periods >= 30 days; the periods the rule fixes as it fixes them; the
+    periods of :data:`PERIOD_SOURCES` from their source; or an overdue timer
+    (:func:`_check_service_level_timer`)."""
     problems: list[Problem] = []
     for definition in root.iter(f"{{{BPMN_NS}}}timerEventDefinition"):
         event = definition.getparent()
@@ -391,8 +400,15 @@ def _check_timers(root: etree._Element) -> list[Problem]:
                                     f"zone) as the third argument; {USE_PERIOD_END}", event_id, line))
         days = _int_constant(days_node)
         mentions_130a = "Rule 130(a)" in _own_documentation(event)
-        if days is not None and days < 0:
+        if days is None and not _is_reference(days_node):
+            problems.append(Problem(f"timer expression {source!r}: the days must be a whole number from 0 to "
+                                    f"{MAX_PERIOD_DAYS} or a value of the case "
+                                    '(e.g. notice["objection_period_days"]), not a computation', event_id, line))
+        elif days is not None and days < 0:
             problems.append(Problem(f"timer expression {source!r} has a negative number of days", event_id, line))
+        elif days is not None and days > MAX_PERIOD_DAYS:
+            problems.append(Problem(f"timer expression {source!r}: a period of more than {MAX_PERIOD_DAYS} days "
+                                    "(ten years) is no period of this rule", event_id, line))
         elif days is not None and days < MIN_OBJECTION_DAYS and (mentions_130a or event_id == OBJECTION_TIMER):
             problems.append(Problem(f"timer expression {source!r}: the objection period can never be below "
                                     f"{MIN_OBJECTION_DAYS} days (Rule 130(a))", event_id, line))
@@ -401,9 +417,11 @@ def _check_timers(root: etree._Element) -> list[Problem]:
             start, fixed, clause = FIXED_PERIODS[event_id]
             problems.append(Problem(f"timer expression {source!r}: this period is fixed by the rule; write "
                                     f"period_end({start}, {fixed}, timezone) ({clause})", event_id, line))
-        elif event_id == OBJECTION_TIMER and "objection_period_days" not in ast.unparse(days_node):
-            problems.append(Problem(f"timer expression {source!r}: the objection period must take its days from "
-                                    'the notice (notice["objection_period_days"]), never a constant', event_id, line))
+        elif event_id in PERIOD_SOURCES and ast.dump(days_node) != ast.dump(
+                ast.parse(PERIOD_SOURCES[event_id][0], mode="eval").body):
+            wanted, what = PERIOD_SOURCES[event_id]
+            problems.append(Problem(f"timer expression {source!r}: {what} ({wanted}), never a constant",
+                                    event_id, line))
     return problems
 
 

@@ -25,6 +25,7 @@ from SpiffWorkflow.bpmn.specs.event_definitions.multiple import MultipleEventDef
 from SpiffWorkflow.bpmn.specs.event_definitions.timer import TimerEventDefinition
 from SpiffWorkflow.bpmn.util.event import BpmnEvent
 from SpiffWorkflow.bpmn.workflow import BpmnWorkflow
+from SpiffWorkflow.exceptions import WorkflowException
 from SpiffWorkflow.spiff.serializer.config import SPIFF_CONFIG
 from SpiffWorkflow.spiff.specs.event_definitions import MessageEventDefinition
 from SpiffWorkflow.util.deep_merge import DeepMerge
@@ -33,7 +34,7 @@ from SpiffWorkflow.util.task import TaskState
 from .. import clock
 from ..errors import EngineFailure, Rule130Error
 from .parser import FORM_PROPERTY, ParsedProcess
-from .sandbox import Rule130ScriptEngine
+from .sandbox import Rule130ScriptEngine, ScriptRefused
 
 
 # -- SpiffWorkflow's timers read the product's clock ------------------------------------------
@@ -445,7 +446,7 @@ def _name_element(failure: Exception, error: WorkflowTaskException) -> None:
     failure.element_id = getattr(spec, "bpmn_id", None)  # type: ignore[attr-defined]
     failure.element_name = getattr(spec, "bpmn_name", None)  # type: ignore[attr-defined]
     failure.task_data = dict(getattr(task, "data", None) or {})  # type: ignore[attr-defined]
-    if type(cause).__name__ == "ScriptRefused" or "ScriptRefused" in str(error):
+    if isinstance(cause, ScriptRefused) or getattr(error, "error_type", None) == ScriptRefused.__name__:
         kind = "script_refused"
     elif isinstance(getattr(spec, "event_definition", None), (TimerEventDefinition, MultipleEventDefinition)):
         kind = "timer_expression"
@@ -483,18 +484,29 @@ def fired_timer(task: Any) -> ArmedTimer | None:
     return ArmedTimer(str(task.id), spec.bpmn_id, spec.bpmn_name or "", due, waited_as=str(waited.id))
 
 
+MAX_STEPS = 500  # engine tasks one run may complete before it waits (the whole diagram has ~200 elements)
+
+
 def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
     """Fire due timers and run engine steps until only user tasks and waits remain.
+
+    A run that completes more than :data:`MAX_STEPS` tasks without reaching a wait (a cycle of
+    automatic steps in the diagram) is stopped as the failure of the task it reached.
 
     Returns:
         the timers that fired during this run, with their due instants, earliest first.
     Raises:
         Rule130Error: raised by a handler (e.g. a ledger invariant), unwrapped.
-        EngineFailure: any other failure of a diagram element.
+        EngineFailure: any other failure of a diagram element, or of the engine (naming no element).
     """
     fired: list[ArmedTimer] = []
+    steps = [0]
 
     def completed(task: Any) -> None:
+        steps[0] += 1
+        if steps[0] > MAX_STEPS:
+            raise WorkflowTaskException(f"the process completed {MAX_STEPS} steps without waiting for an officer "
+                                        "or a timer: a cycle of automatic steps", task=task)
         timer = fired_timer(task)
         if timer is not None:
             fired.append(timer)
@@ -517,6 +529,10 @@ def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
             raise inner from None
         failure = EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}")
         _name_element(failure, error)
+        raise failure from error
+    except (WorkflowException, ScriptRefused) as error:  # evaluated outside a task (e.g. a process's condition)
+        failure = EngineFailure(f"the process failed: {error}")
+        failure.kind = "script_refused" if isinstance(error, ScriptRefused) else "handler_error"  # type: ignore[attr-defined]
         raise failure from error
     return sorted(fired, key=lambda t: t.due)
 

@@ -4,8 +4,9 @@ SpiffWorkflow's default environment runs gateway conditions, scripts and timer e
 ``eval``/``exec`` and full builtins (SPIFFWORKFLOW.md, "Scripts and services"). Diagrams come from
 administrators' uploads, so every expression here is compiled by RestrictedPython: no imports, no
 ``open``, no dunder names or attributes, no ``type``/``eval``; only safe builtins, the guards, and
-the functions the project offers (:data:`SCRIPT_FUNCTIONS`). A small static check refuses
-constructs that can run unbounded (``while``, ``**``, sequence repetition of non-constants).
+the functions the project offers (:data:`SCRIPT_FUNCTIONS`). Every expression is also bounded in
+time and memory (:mod:`.bounds`): no loops, no growing operators or methods, and guards on the
+size of every value an operation makes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any, Callable
 
-from RestrictedPython import compile_restricted_eval, compile_restricted_exec, safe_builtins
+from RestrictedPython import RestrictingNodeTransformer, compile_restricted_eval, compile_restricted_exec, safe_builtins
 from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
 from RestrictedPython.Guards import (
     full_write_guard,
@@ -31,10 +32,10 @@ from SpiffWorkflow.bpmn.script_engine import PythonScriptEngine
 from SpiffWorkflow.bpmn.script_engine.python_environment import TaskDataEnvironment
 
 from .. import legal_time
+from . import bounds
+from .bounds import ScriptRefused
 
-
-class ScriptRefused(Exception):
-    """A script or expression that the sandbox will not run; the message says why."""
+__all__ = ["ScriptRefused", "RestrictedEnvironment", "Rule130ScriptEngine", "compile_expression", "compile_script"]
 
 
 SCRIPT_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -51,25 +52,42 @@ _INPLACE = {
 def _inplacevar(op: str, x: Any, y: Any) -> Any:
     if op not in _INPLACE:
         raise ScriptRefused(f"the operator {op} is not allowed")
+    if op in ("+=", "*=", "%="):  # the growing ones, under the same bounds as + * %
+        return bounds.binop(op[0], x, y)
     return _INPLACE[op](x, y)
+
+
+def _getattr(obj: Any, name: str, default: Any = None) -> Any:
+    """RestrictedPython's ``safer_getattr``, for the attributes of :data:`bounds.ALLOWED_ATTRIBUTES` only."""
+    if name not in bounds.ALLOWED_ATTRIBUTES:
+        raise ScriptRefused(f"the attribute {name!r} is not available in diagram scripts")
+    return safer_getattr(obj, name, default)
+
+
+def _write(obj: Any) -> Any:
+    """Item writes to a dict or list go through :class:`bounds.CheckedItems`; others as RestrictedPython."""
+    return bounds.CheckedItems(obj) if type(obj) in (dict, list) else full_write_guard(obj)
 
 
 def _builtins() -> dict[str, Any]:
     allowed = dict(safe_builtins)
     for name in ("min", "max", "sum", "any", "all", "sorted", "enumerate", "dict", "list"):
-        allowed[name] = __builtins__[name] if isinstance(__builtins__, dict) else getattr(__builtins__, name)
+        allowed[name] = getattr(builtins, name)
+    allowed["range"] = bounds.bounded_range
     return allowed
 
 
 BASE_GLOBALS: dict[str, Any] = {
     "__builtins__": _builtins(),
-    "_getattr_": safer_getattr,
+    "_getattr_": _getattr,
     "_getitem_": default_guarded_getitem,
     "_getiter_": default_guarded_getiter,
     "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
     "_unpack_sequence_": guarded_unpack_sequence,
-    "_write_": full_write_guard,
+    "_write_": _write,
     "_inplacevar_": _inplacevar,
+    "_binop_": bounds.binop,
+    "_sized_": bounds.sized,
 }
 
 
@@ -93,38 +111,72 @@ def check_names(tree: ast.AST) -> None:
             raise ScriptRefused(f"the name {node.id!r} is not available in diagram scripts")
 
 
-def check_unbounded(source: str) -> None:
-    """Refuse constructs that can run without bound: ``while``, ``**``, repetition by a variable.
+_MAKES_SEQUENCES = frozenset({"str", "repr", "list", "tuple", "sorted", "dict", "hex", "oct", "chr"})
 
+
+def check_unbounded(source: str, *, script: bool = True) -> None:
+    """Refuse constructs that can run without bound (:func:`bounds.check_source`: loops,
+    comprehensions, ``**``, ``<<``, growing methods, wide format specs, over-long sources), names
+    the sandbox does not offer (:func:`check_names`), and repetition of a literal sequence.
+
+    Args:
+        script: a script (statements, up to ``bounds.MAX_SCRIPT_CHARS``), else an expression.
     Raises:
         ScriptRefused: naming the construct.
     """
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(source, mode="exec" if script else "eval")
     except SyntaxError as error:
         raise ScriptRefused(f"not valid Python: {error.msg} (line {error.lineno})") from None
     check_names(tree)
+    bounds.check_source(source, tree, script=script)
     for node in ast.walk(tree):
-        if isinstance(node, ast.While):
-            raise ScriptRefused("'while' loops are not allowed in diagram scripts")
-        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Pow):
-            raise ScriptRefused("the power operator ** is not allowed in diagram scripts")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             sides = (node.left, node.right)
             if any(isinstance(s, (ast.List, ast.Tuple, ast.JoinedStr)) or
-                   (isinstance(s, ast.Constant) and isinstance(s.value, (str, bytes))) for s in sides):
+                   (isinstance(s, ast.Constant) and isinstance(s.value, (str, bytes))) or
+                   (isinstance(s, ast.Call) and isinstance(s.func, ast.Name) and s.func.id in _MAKES_SEQUENCES)
+                   for s in sides):
                 raise ScriptRefused("sequence repetition with * is not allowed in diagram scripts")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and \
+                node.args and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+            try:
+                numbers = len(range(*(a.value for a in node.args)))  # type: ignore[union-attr]
+            except (TypeError, ValueError, OverflowError):
+                numbers = bounds.MAX_RANGE + 1
+            if numbers > bounds.MAX_RANGE:
+                raise ScriptRefused(f"range() of more than {bounds.MAX_RANGE} numbers is not allowed in diagram "
+                                    "scripts")
+
+
+class BoundedTransformer(RestrictingNodeTransformer):
+    """RestrictedPython's policy, with the size guards of :func:`bounds.guard_tree` put in."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return bounds.guard_tree(self, super().visit_BinOp(node))
+
+    def visit_List(self, node: ast.List) -> Any:
+        return bounds.guard_tree(self, super().visit_List(node))
+
+    def visit_Tuple(self, node: ast.Tuple) -> Any:
+        return bounds.guard_tree(self, super().visit_Tuple(node))
+
+    def visit_Set(self, node: ast.Set) -> Any:
+        return bounds.guard_tree(self, super().visit_Set(node))
+
+    def visit_Dict(self, node: ast.Dict) -> Any:
+        return bounds.guard_tree(self, super().visit_Dict(node))
 
 
 @lru_cache(maxsize=2048)
 def compile_expression(source: str) -> CodeType:
-    """Compile an expression under RestrictedPython.
+    """Compile an expression under RestrictedPython with the bounds of :mod:`.bounds`.
 
     Raises:
         ScriptRefused: the expression uses a forbidden name, attribute or construct.
     """
-    check_unbounded(source)
-    result = compile_restricted_eval(source, "<diagram>")
+    check_unbounded(source, script=False)
+    result = compile_restricted_eval(source, "<diagram>", policy=BoundedTransformer)
     if result.errors or result.code is None:
         raise ScriptRefused("; ".join(result.errors) or "the expression cannot be compiled")
     return result.code
@@ -134,7 +186,7 @@ def compile_expression(source: str) -> CodeType:
 def compile_script(source: str) -> CodeType:
     """Compile a script under RestrictedPython (see :func:`compile_expression`)."""
     check_unbounded(source)
-    result = compile_restricted_exec(source, "<diagram>")
+    result = compile_restricted_exec(source, "<diagram>", policy=BoundedTransformer)
     if result.errors or result.code is None:
         raise ScriptRefused("; ".join(result.errors) or "the script cannot be compiled")
     return result.code
@@ -147,24 +199,58 @@ class RestrictedEnvironment(TaskDataEnvironment):
         super().__init__({**BASE_GLOBALS, **SCRIPT_FUNCTIONS, **(functions or {})})
 
     def evaluate(self, expression: str, context: dict, external_context: dict | None = None) -> Any:
+        """The value of ``expression`` over ``context``, within the budget of :mod:`.bounds`.
+
+        Raises:
+            ScriptRefused: refused when compiled, or a bound passed while it ran.
+        """
         code = compile_expression(expression)
         scope = dict(self.globals)
         scope.update(external_context or {})
         scope.update(context)
-        return eval(code, scope)  # noqa: S307 - RestrictedPython byte code with guarded globals
+        token = bounds.BUDGET.set(bounds.Budget())
+        try:
+            return bounds.sized(eval(code, scope))  # noqa: S307 - RestrictedPython byte code with guarded globals
+        finally:
+            bounds.BUDGET.reset(token)
 
     def execute(self, script: str, context: dict, external_context: dict | None = None) -> bool:
+        """Run ``script`` over ``context``, within the budget of :mod:`.bounds`; the variables it
+        sets (each within ``bounds.MAX_WEIGHT``) go to ``context``.
+
+        Raises:
+            ScriptRefused: refused when compiled, or a bound passed while it ran (``context`` unchanged).
+        """
         self.check_for_overwrite(context, external_context or {})
         code = compile_script(script)
         scope = dict(self.globals)
         scope.update(external_context or {})
         scope.update(context)
-        exec(code, scope)  # noqa: S102 - RestrictedPython byte code with guarded globals
-        for key, value in scope.items():
-            if key in self.globals or key.startswith("_") or callable(value):
-                continue
-            context[key] = value
+        token = bounds.BUDGET.set(bounds.Budget())
+        try:
+            exec(code, scope)  # noqa: S102 - RestrictedPython byte code with guarded globals
+            # what the script set anew is weighed (what it changed in place was, by its item writes)
+            written = {key: bounds.sized(value) if context.get(key, scope) is not value else value
+                       for key, value in scope.items()
+                       if key not in self.globals and not key.startswith("_") and not callable(value)}
+        finally:
+            bounds.BUDGET.reset(token)
+        context.update(written)
         return True
+
+
+MAX_INSTANCES = 100  # instances of one multi-instance task (its loopCardinality)
+
+
+def _check_cardinality(value: Any) -> None:
+    """A loopCardinality's value: a whole number of instances from 0 to :data:`MAX_INSTANCES`.
+
+    Raises:
+        ScriptRefused: anything else.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INSTANCES:
+        raise ScriptRefused(f"loopCardinality gives {value!r}; a multi-instance task runs a whole number "
+                            f"of instances from 0 to {MAX_INSTANCES}")
 
 
 ServiceCall = Callable[[Any, str, dict[str, Any]], Any]
@@ -203,9 +289,13 @@ class Rule130ScriptEngine(PythonScriptEngine):
     def evaluate(self, task: Any, expression: str, external_context: dict | None = None) -> Any:
         try:
             external = {"service_level_end": self._service_level_end(task), **(external_context or {})}
-            return self.environment.evaluate(expression, task.data, external)
+            value = self.environment.evaluate(expression, task.data, external)
+            if expression == getattr(task.task_spec, "cardinality", None):
+                _check_cardinality(value)
+            return value
         except ScriptRefused as error:
-            raise WorkflowTaskException(f"Refused expression '{expression}': {error}", task=task) from None
+            raise WorkflowTaskException(f"Refused expression '{expression}': {error}", task=task,
+                                        exception=error) from None
         except Exception as error:  # wrap as SpiffWorkflow does, without RestrictedPython's tuple args
             raise WorkflowTaskException(f"Error evaluating expression '{expression}': {error}",
                                         task=task, exception=error) from None
@@ -214,7 +304,7 @@ class Rule130ScriptEngine(PythonScriptEngine):
         try:
             return self.environment.execute(script, task.data, external_context)
         except ScriptRefused as error:
-            raise WorkflowTaskException(f"Refused script: {error}", task=task) from None
+            raise WorkflowTaskException(f"Refused script: {error}", task=task, exception=error) from None
         except Exception as error:
             raise WorkflowTaskException(f"Script error: {error.__class__.__name__}: {error}",
                                         task=task, exception=error) from None

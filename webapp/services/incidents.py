@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .. import clock
-from ..errors import CaseHeld, Conflict, NotFound, NotPermitted, Refused, TaskFailed
+from ..errors import CaseHeld, Conflict, NotFound, NotPermitted, Refused, StartFailed, TaskFailed
 from ..i18n import M_, N_
 from ..store.models import Case, CaseEvent, Incident, Panchayat, User
 from . import notifications, uow, users
@@ -50,14 +50,17 @@ def held_message(case_number: str, incident: Incident) -> str:
               error=incident.message, id=incident.id)
 
 
-def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str, user: User | None) -> CaseHeld:
+def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str,
+                  user: User | None) -> CaseHeld | StartFailed:
     """Record ``failure`` as an incident and hold its case (its own transaction, after the failing
     one was rolled back); notify the administrators. A case already held gets no second incident.
     When another transaction changes the case row at the same moment (the optimistic lock), the
     case is read again and the incident recorded then (three tries).
 
     Returns:
-        the :class:`CaseHeld` refusal to raise to whoever acted (officer, API client or worker).
+        the :class:`CaseHeld` refusal to raise to whoever acted (officer, API client or worker); a
+        :class:`StartFailed` refusal when the case does not exist (the failure was in the first
+        steps of a new case, whose recording was rolled back with them: nothing half-made is kept).
     Raises:
         Conflict: the case changed under every try.
     """
@@ -69,11 +72,21 @@ def open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: 
     raise Conflict(uow.CONFLICT_MESSAGE)
 
 
-def _open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str, user: User | None) -> CaseHeld:
+def start_failed(failure: TaskFailed) -> StartFailed:
+    """The refusal of a new case whose first steps failed (see :func:`open_incident`)."""
+    where = M_(failure.element_name) if failure.element_name else failure.element_id or M_("a step of the process")
+    log.error("a new case was not recorded: %s failed: %s", failure.element_id, failure.message)
+    return StartFailed(M_("the case was not recorded: the process step “%(where)s” failed (%(error)s). Nothing was "
+                          "saved; an administrator must deploy a corrected process version before cases can be "
+                          "recorded.", where=where, error=failure.message))
+
+
+def _open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action: str,
+                   user: User | None) -> CaseHeld | StartFailed:
     with sessions() as session:
         case = session.get(Case, failure.case_id)
         if case is None:
-            return CaseHeld(M_("a step failed: %(message)s", message=failure.message))
+            return start_failed(failure)
         if case.held_incident_id is not None:  # a retry that failed again: the same incident, one more attempt
             incident = session.get(Incident, case.held_incident_id)
             incident.attempts += 1

@@ -12,11 +12,12 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
-import jsonschema
+from referencing.exceptions import Unresolvable
 from sqlalchemy.orm import Session
 
 from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
+from ..engine import forms
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, message_list
 from . import users
@@ -39,13 +40,23 @@ def fmt_day(day) -> str:
 
 
 def validate_schema(schema: dict, data: dict[str, Any]) -> None:
-    """Validate ``data`` against the form's JSON Schema.
+    """Validate ``data`` against the form's JSON Schema, fetching nothing and matching patterns in
+    linear time (:func:`webapp.engine.forms.validator`).
 
     Raises:
-        Refused: with one message per field (``field_errors``).
+        Refused: with one message per field (``field_errors``); or, for a form deployed before
+            deploy refused it, naming the reference outside the form or the pattern that cannot be
+            checked in linear time (nothing fetched, nothing saved).
     """
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+    try:
+        errors = sorted(forms.validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    except Unresolvable as error:
+        raise Refused(M_("the form refers to %(ref)s outside itself, which is never fetched; nothing was saved. "
+                         "An administrator must deploy a corrected form.",
+                         ref=str(getattr(error, "ref", "") or error))) from None
+    except forms.PatternRefused as error:
+        raise Refused(M_("the form has a pattern that cannot be checked in linear time (%(detail)s); nothing was "
+                         "saved. An administrator must deploy a corrected form.", detail=str(error))) from None
     if not errors:
         return
     field_errors: dict[str, Any] = {}

@@ -1,0 +1,88 @@
+"""Every expression and script a diagram carries, found in its XML and checked by the sandbox.
+
+SpiffWorkflow 3.2.0's spiff parser evaluates, besides sequence-flow conditions, timer expressions
+and script tasks' scripts: the ``spiffworkflow:preScript`` and ``postScript`` of any task, the
+``loopCardinality`` and ``completionCondition`` of a multi-instance task, the ``loopCondition`` of a
+standard loop, the ``condition`` of a conditional event, service-task parameter values
+(``spiffworkflow:parameter value=``), message and event payloads (``spiffworkflow:messagePayload``,
+``spiffworkflow:payloadExpression``) and correlation expressions (``spiffworkflow:expression``,
+``bpmn:messagePath``, which its parser makes of a retrieval ``formalExpression``). Each is compiled
+here as the engine will run it (a script or an expression), so the sandbox's refusal names the
+element and line at deploy rather than failing a case at run time.
+
+Loops in the diagram itself are bounded too: a multi-instance task runs at most
+``sandbox.MAX_INSTANCES`` instances and a standard loop needs a ``loopMaximum`` of at most
+:data:`MAX_LOOP`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from lxml import etree
+
+from .sandbox import MAX_INSTANCES, ScriptRefused, compile_expression, compile_script
+
+BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
+SPIFF_NS = "http://spiffworkflow.org/bpmn/schema/1.0/core"
+MAX_LOOP = 100  # iterations of a standard loop (loopMaximum)
+
+SCRIPTS = {(BPMN_NS, "script"), (SPIFF_NS, "preScript"), (SPIFF_NS, "postScript")}
+EXPRESSIONS = {(BPMN_NS, name) for name in ("conditionExpression", "timeDate", "timeDuration", "timeCycle",
+                                            "loopCardinality", "completionCondition", "loopCondition",
+                                            "condition", "messagePath")} | \
+              {(SPIFF_NS, name) for name in ("messagePayload", "payloadExpression", "expression")}
+
+Found = tuple[str, str | None, int | None]  # (message, element id, line)
+
+
+def _owner_id(node: etree._Element) -> str | None:
+    owner = node.getparent()
+    while owner is not None and owner.get("id") is None:
+        owner = owner.getparent()
+    return owner.get("id") if owner is not None else None
+
+
+def sources(root: etree._Element) -> Iterator[tuple[etree._Element, str, str, bool]]:
+    """``(node, what, source, is_script)`` for every expression and script of the diagram."""
+    for node in root.iter():
+        if not isinstance(node.tag, str):
+            continue
+        name = etree.QName(node)
+        key = (name.namespace, name.localname)
+        if key in SCRIPTS or key in EXPRESSIONS:
+            yield node, name.localname, (node.text or "").strip(), key in SCRIPTS
+        elif key == (BPMN_NS, "formalExpression") and node.getparent() is not None and \
+                etree.QName(node.getparent()).localname == "correlationPropertyRetrievalExpression":
+            yield node, "messagePath", (node.text or "").strip(), False
+        elif key == (SPIFF_NS, "parameter") and node.get("value") is not None:
+            yield node, f"parameter {node.get('id')}", node.get("value").strip(), False
+
+
+def check(root: etree._Element) -> list[Found]:
+    """Compile every expression and script (see the module text) and check the loops' bounds.
+
+    Returns:
+        ``(message, element id, line)`` for each refusal; empty when all pass.
+    """
+    found: list[Found] = []
+    for node, what, source, is_script in sources(root):
+        if not source and is_script:
+            continue  # SpiffWorkflow runs nothing for an empty script
+        if not source and what not in ("conditionExpression", "timeDate", "timeDuration", "timeCycle"):
+            found.append((f"{what} is empty; give an expression or remove it", _owner_id(node), node.sourceline))
+            continue
+        try:
+            compile_script(source) if is_script else compile_expression(source)
+        except ScriptRefused as error:
+            found.append((f"expression refused by the sandbox: {error}", _owner_id(node), node.sourceline))
+            continue
+        if what == "loopCardinality" and source.isdigit() and int(source) > MAX_INSTANCES:
+            found.append((f"loopCardinality {source}: a multi-instance task runs at most {MAX_INSTANCES} "
+                          "instances", _owner_id(node), node.sourceline))
+    for loop in root.iter(f"{{{BPMN_NS}}}standardLoopCharacteristics"):
+        maximum = (loop.get("loopMaximum") or "").strip()
+        if not maximum.isdigit() or int(maximum) > MAX_LOOP:
+            found.append((f"a standard loop needs loopMaximum, a whole number of iterations from 0 to {MAX_LOOP} "
+                          f"(found {maximum or 'none'})", _owner_id(loop), loop.sourceline))
+    return found
