@@ -58,6 +58,8 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /login": every(302, anonymous=200),
     "POST /login": every(200),  # an empty form: "the user name or the password is not right"
     "POST /logout": every(302),
+    "GET /account/password": every(200, anonymous=302),
+    "POST /account/password": every(422, anonymous=302),  # an empty form: "the present password is not right"
     "POST /language": every(302),  # no language chosen: back to the board with a message, nothing stored
     # officers' pages: a signed-in user, anonymous goes to the sign-in page
     "GET /": every(302),
@@ -422,6 +424,8 @@ def test_authorization_matrix(matrix_app, world, sessions):
                 if key == "POST /logout":
                     client = _sign_in(matrix_app, USERNAMES.get(role))  # do not sign out the shared client
                 response = client.open(url, method=method, **kwargs)
+                if key == "POST /logout":  # signing out ends every session of the officer: sign in again
+                    clients[role] = _sign_in(matrix_app, USERNAMES.get(role))
                 checked += 1
                 expected = EXPECTED[key][role][index]
                 if response.status_code != expected:

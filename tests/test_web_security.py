@@ -1,12 +1,12 @@
-"""Sign-in hardening and security headers: lockout, rate limit, session renewal, cookie flags,
-password rehash, and a Content-Security-Policy the diagram pages work under.
+"""Sign-in hardening and security headers: session renewal, cookie flags, password rehash, and a
+Content-Security-Policy the diagram pages work under (the sign-in limits: test_signin_limits.py;
+how long sessions last: test_sessions.py).
 
 Real app, real database; time moves with the virtual clock.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 import lxml.html
@@ -23,62 +23,6 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "webapp" / "templates"
 
 def _post_login(client, username, password):
     return client.post("/login", data={"username": username, "password": password})
-
-
-def test_five_failures_lock_the_account_for_15_minutes_with_a_clear_message(client, sessions, virtual_clock):
-    for _ in range(4):
-        assert _post_login(client, "sec", "wrong password").status_code == 200
-    fifth = _post_login(client, "sec", "wrong password")
-    assert fifth.status_code == 200  # the fifth failure locks; the next attempt is told
-    locked = _post_login(client, "sec", PASSWORD)
-    assert locked.status_code == 429
-    page = locked.get_data(as_text=True)
-    assert "This account is locked after 5 failed sign-ins in a row. Try again in 15 minutes" in page
-    assert client.get("/tasks").status_code == 302  # not signed in
-    virtual_clock.advance(timedelta(minutes=14))
-    assert "Try again in 1 minute," in _post_login(client, "sec", PASSWORD).get_data(as_text=True)
-    virtual_clock.advance(timedelta(minutes=1, seconds=1))
-    assert _post_login(client, "sec", PASSWORD).status_code == 302
-    with sessions() as session:
-        user = session.scalar(select(User).where(User.username == "sec"))
-        assert (user.failed_logins, user.locked_until) == (0, None)
-
-
-def test_a_success_clears_the_count_of_failures(client, sessions, virtual_clock):
-    for _ in range(4):
-        _post_login(client, "sar", "wrong password")
-    assert _post_login(client, "sar", PASSWORD).status_code == 302
-    client.post("/logout")
-    for _ in range(4):
-        assert _post_login(client, "sar", "wrong password").status_code == 200
-    assert _post_login(client, "sar", PASSWORD).status_code == 302  # 4 + 4 failures, never 5 in a row
-
-
-def test_sign_in_is_rate_limited_per_address(database_url, officers):
-    from webapp import create_app
-    app = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
-                      "WTF_CSRF_ENABLED": False, "LOGIN_RATE_LIMIT": "3 per minute"})
-    try:
-        client = app.test_client()
-        statuses = [_post_login(client, f"nobody{n}", "x" * 10).status_code for n in range(4)]
-        assert statuses == [200, 200, 200, 429]
-        assert "Too many sign-in attempts" in _post_login(client, "sec", PASSWORD).get_data(as_text=True)
-        assert client.get("/login").status_code == 200  # only POST counts
-        other = app.test_client()
-        response = other.post("/login", data={"username": "sec", "password": PASSWORD},
-                              environ_base={"REMOTE_ADDR": "10.0.0.7"})
-        assert response.status_code == 302  # another address has its own count
-        # sign-ins that succeed do not count: a whole office behind one address signs in all morning
-        office = app.test_client()
-        for _ in range(5):
-            assert office.post("/login", data={"username": "sec", "password": PASSWORD},
-                               environ_base={"REMOTE_ADDR": "10.0.0.8"}).status_code == 302
-            office.post("/logout")
-        wrong = [office.post("/login", data={"username": "sec", "password": "x" * 10},
-                             environ_base={"REMOTE_ADDR": "10.0.0.8"}).status_code for _ in range(4)]
-        assert wrong == [200, 200, 200, 429]
-    finally:
-        app.extensions["rule130.engine"].dispose()
 
 
 def test_the_session_is_renewed_at_sign_in(client):

@@ -15,7 +15,6 @@ from flask_wtf.csrf import CSRFProtect
 
 from .i18n import N_
 from .store import db
-from .store.models import User
 
 csrf = CSRFProtect()
 login_manager = LoginManager()
@@ -66,11 +65,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     i18n.init_app(app)
     login_manager.localize_callback = i18n.translate
 
-    @login_manager.user_loader
-    def load_user(user_id: str) -> Any:
-        from .web.auth import LoginUser
-        user = db_session().get(User, int(user_id)) if str(user_id).isdigit() else None
-        return LoginUser(user) if user is not None and user.active else None
+    from .web import officer_sessions
+    officer_sessions.init_app(app)  # the user loader: session key, idle timeout, lifetime
 
     @app.teardown_appcontext
     def close_session(_exc: BaseException | None) -> None:

@@ -1,5 +1,6 @@
 """The ``rule130`` command line (click): init-db, serve, worker, simulate, deploy, create-panchayat,
-create-user, create-token, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions)."""
+create-user, create-token, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions);
+set-password, deactivate-user (webapp.cli_users)."""
 
 from __future__ import annotations
 
@@ -363,7 +364,8 @@ def revoke_token(token_id: int, database_url: str | None) -> None:
 
 
 @main.command("demo-data")
-@click.option("--password", default="rule130-demo", show_default=True)
+@click.option("--password", default="kanji-house-demo", show_default=True,
+              help="the demo officers' password (it must pass the password rule)")
 @database_option
 def demo_data(password: str, database_url: str | None) -> None:
     """Create the demo Panchayat RMP, its officers and a case impounded four days ago (idempotent)."""
@@ -371,7 +373,11 @@ def demo_data(password: str, database_url: str | None) -> None:
     from .services.demo import ensure_demo
 
     sessions = _sessions(database_url)
-    created = ensure_demo(sessions, password)
+    try:
+        created = ensure_demo(sessions, password)
+    except Rule130Error as error:
+        click.echo(f"refused: {error.message}", err=True)
+        sys.exit(2)
     for line in created:
         click.echo(line)
     fired = timers.fire_due(sessions)
@@ -461,8 +467,9 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
 
 
 from .cli_versions import COMMANDS as _VERSION_COMMANDS  # noqa: E402  (they use the helpers above)
+from .cli_users import COMMANDS as _USER_COMMANDS  # noqa: E402
 
-for _command in _VERSION_COMMANDS:
+for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS):
     main.add_command(_command)
 
 

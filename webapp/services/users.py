@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import secrets
-from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, true
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .. import clock, textguard
-from ..errors import NotFound, NotPermitted, Refused, Rule130Error
+from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
+from ..store import session_keys
+from . import passwords
 from ..store.models import ApiToken, Case, Panchayat, User
 
 _DUMMY_HASH = generate_password_hash("not a real password")
@@ -107,7 +107,8 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     ``password_method`` is werkzeug's hash method; the simulator, whose users live in a throw-away
     database and never log in, uses a cheap one.
     Raises:
-        Refused: unknown role, missing or unknown scope, duplicate name, short password.
+        Refused: unknown role, missing or unknown scope, duplicate name, a password that breaks
+            the rule (:func:`webapp.services.passwords.check`: too short, too long, too easy to guess).
     """
     if role not in ROLES:
         raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
@@ -125,13 +126,13 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     taken = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if taken is not None:  # "Secretary" beside "secretary" would be told apart by nobody
         raise Refused(M_("the user %(name)s already exists", name=taken.username))
-    if len(password) < 8:
-        raise Refused(M_("the password must have at least 8 characters"))
     panchayat = None
     if panchayat_code:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == panchayat_code))
         if panchayat is None:
             raise Refused(M_("no Panchayat has the code %(code)s", code=panchayat_code))
+    passwords.check(password, passwords.known_words(session, username, display_name,
+                                                    panchayat.id if panchayat else None))
     if role in PANCHAYAT_ROLES and panchayat is None:
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
@@ -160,25 +161,7 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
     return user if check_password_hash(user.password_hash, password) else None
 
 
-MAX_FAILED_SIGN_INS = 5
-LOCKOUT = timedelta(minutes=15)
 PASSWORD_METHOD = "scrypt"  # werkzeug's scrypt: n=2**15, r=8, p=1
-
-
-class LockedOut(Rule130Error):
-    """Too many failed sign-ins in a row: the account is locked until ``until`` (HTTP 429)."""
-
-    code = "locked_out"
-    status = 429
-
-    def __init__(self, until: datetime) -> None:
-        minutes = max(1, math.ceil((until - clock.now()).total_seconds() / 60))
-        template = (M_("This account is locked after %(num)s failed sign-ins in a row. Try again in %(minutes)s "
-                       "minutes, or ask an administrator to check the account.") if minutes != 1 else
-                    M_("This account is locked after %(num)s failed sign-ins in a row. Try again in %(minutes)s "
-                       "minute, or ask an administrator to check the account."))
-        super().__init__(M_(template.template, num=MAX_FAILED_SIGN_INS, minutes=minutes), until=until)
-        self.until = until
 
 
 def needs_rehash(password_hash: str, method: str = PASSWORD_METHOD) -> bool:
@@ -189,35 +172,30 @@ def needs_rehash(password_hash: str, method: str = PASSWORD_METHOD) -> bool:
 
 
 def sign_in(session: Session, username: str, password: str, *, method: str = PASSWORD_METHOD) -> User | None:
-    """Check a sign-in; the caller commits (the failure count and a rehash are written).
+    """Check a sign-in; the caller commits (a first session key and a rehash are written).
 
-    A wrong password for a known user counts one failure; the fifth in a row locks the account for
-    15 minutes (:class:`LockedOut`, also raised for any attempt while locked, right password or
-    not). A success clears the count and, when the stored hash is weaker than ``method``
-    (werkzeug's hash method, scrypt by default), stores a new hash of the same password.
-    Returns the user, or None for a wrong name or password (the same work either way).
-    Raises:
-        LockedOut: the account is locked; the message says for how long.
+    Returns the active user with this name and password, else None, for a wrong password and an
+    unknown or inactive name alike, after the same work (a hash is checked either way, so neither
+    the answer nor its time tells which names exist). Failed sign-ins are limited by the sign-in
+    page (:mod:`webapp.web.signin_limits`), never by locking the user's row: a stranger's guesses
+    cannot lock the officer out. On success the user gets a session key if they have none yet
+    (:mod:`webapp.store.session_keys`), and a stored hash weaker than ``method`` (werkzeug's hash
+    method, scrypt by default) is replaced by a new hash of the same password, keeping the user's
+    other sessions.
     """
-    user = session.scalar(select(User).where(User.username == username, User.active.is_(True))
-                          .with_for_update())
+    user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
     if user is None:
         check_password_hash(_DUMMY_HASH, password)
         return None
-    now = clock.now()
-    if user.locked_until is not None and user.locked_until > now:
-        raise LockedOut(user.locked_until)
     if not check_password_hash(user.password_hash, password):
-        user.failed_logins = (user.failed_logins or 0) + 1
-        if user.failed_logins >= MAX_FAILED_SIGN_INS:
-            user.failed_logins = 0
-            user.locked_until = now + LOCKOUT
-        session.flush()
         return None
-    user.failed_logins = 0
-    user.locked_until = None
+    if user.session_key is None:  # the first sign-in: the key this user's sessions carry
+        user.session_key = session_keys.new_key()
     if needs_rehash(user.password_hash, method):
+        key = user.session_key
         user.password_hash = generate_password_hash(password, method=method)
+        session.flush()  # a new hash gives a new session key (store.session_keys) ...
+        user.session_key = key  # ... but the same password keeps the user's other sessions
     session.flush()
     return user
 
@@ -329,6 +307,26 @@ def revoke_token(session: Session, token_id: int, admin: User | None = None) -> 
     row.revoked_at = clock.now()
     session.flush()
     return row
+
+
+def deactivate(session: Session, username: str) -> User:
+    """Deactivate the user ``username`` (``rule130 deactivate-user``): they can no longer sign in,
+    every session of theirs ends at once (a new session key, :mod:`webapp.store.session_keys`) and
+    their API tokens stop working (:func:`user_for_token`). Their name stays on the cases and in
+    the audit trail.
+
+    Raises:
+        NotFound: no such user.
+        Refused: already inactive.
+    """
+    user = session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise NotFound(M_("no user %(name)s", name=username))
+    if not user.active:
+        raise Refused(M_("the user %(name)s is already inactive", name=username))
+    user.active = False
+    session.flush()
+    return user
 
 
 def can_see(session: Session, user: User, case: Case) -> bool:

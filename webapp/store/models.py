@@ -80,9 +80,9 @@ class User(Base):
     language: Mapped[str] = mapped_column(String(8), default="en")
     active: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    # sign-in lockout (webapp.services.users.sign_in): consecutive failures and the lock's end
-    failed_logins: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # the key every signed-in session of this user carries (webapp.web.officer_sessions); a new key
+    # (webapp.store.session_keys) ends them all; None until the first sign-in
+    session_key: Mapped[str | None] = mapped_column(String(64))
 
 
 class ApiToken(Base):

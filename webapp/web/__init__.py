@@ -35,3 +35,5 @@ def register(app: Flask) -> None:
     app.register_blueprint(registers.bp)
     from . import documents
     app.register_blueprint(documents.bp)
+    from . import account
+    app.register_blueprint(account.bp)

@@ -15,13 +15,16 @@ from ..app import db_session
 from ..i18n import M_, flash_message
 from ..services import notifications, users
 from ..store import audit
+from . import officer_sessions, signin_limits
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("rule130.web")
 
 
 class LoginUser:
-    """Flask-Login's view of a user."""
+    """Flask-Login's view of a user; its id is the session token ``"<user id>:<session key>"``
+    (Flask-Login's alternative tokens), which :func:`webapp.web.officer_sessions.load_user` checks
+    on every request."""
 
     def __init__(self, user):
         self.user = user
@@ -31,7 +34,7 @@ class LoginUser:
         self.is_anonymous = False
 
     def get_id(self):
-        return str(self.id)
+        return f"{self.id}:{self.user.session_key}"
 
 
 def signed_in_user():
@@ -53,9 +56,11 @@ def _safe_next(target: str | None) -> str | None:
 
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Any:
-    """GET: the sign-in form. POST: check the user name and password; a failure says so (200), a
-    locked account says for how long (429; :func:`webapp.services.users.sign_in`). POST is rate
-    limited per client address (429 beyond ``LOGIN_RATE_LIMIT``, :mod:`webapp.web.hardening`)."""
+    """GET: the sign-in form. POST: check the user name and password; a failure says so (200), the
+    same for a wrong password and an unknown name (:func:`webapp.services.users.sign_in`). Failed
+    sign-ins are limited per (address, name), per address and per name (429 beyond a limit,
+    :mod:`webapp.web.signin_limits`); a success renews the browser's device cookie, which exempts
+    this officer on this browser from the limits strangers can fill."""
     next_url = _safe_next(request.values.get("next"))
     if request.method == "GET":
         if signed_in_user() is not None:
@@ -64,20 +69,11 @@ def login() -> Any:
     username = (request.form.get("username") or "").strip()
     password = request.form.get("password") or ""
     session = db_session()
-    address = {"address": request.remote_addr}
-    try:
-        user = (users.sign_in(session, username, password, method=current_app.config["PASSWORD_HASH_METHOD"])
-                if username and password else None)
-        audit.record(session, "auth.sign_in" if user else "auth.sign_in_failed", actor=username[:80] or None,
-                     detail=address)
-        session.commit()  # the failure count, the lock, a stronger hash, the audit entry
-    except users.LockedOut as locked:
-        session.rollback()
-        audit.record(session, "auth.locked_out", actor=username[:80], detail=address)
-        session.commit()
-        log.warning("sign-in refused for locked user name %r", username[:80])
-        return render_template("auth/login.html", next_url=next_url, username=username,
-                               error=locked.message), 429
+    user = (users.sign_in(session, username, password, method=current_app.config["PASSWORD_HASH_METHOD"])
+            if username and password else None)
+    audit.record(session, "auth.sign_in" if user else "auth.sign_in_failed", actor=username[:80] or None,
+                 detail={"address": request.remote_addr})
+    session.commit()  # the first session key, a stronger hash, the audit entry
     if user is None:
         log.info("failed sign-in for user name %r", username[:80])
         return render_template("auth/login.html", next_url=next_url, username=username,
@@ -85,13 +81,20 @@ def login() -> Any:
     # a new session at sign-in: nothing set before it (a planted session, the old CSRF token) survives
     flask_session.clear()
     login_user(LoginUser(user))
+    officer_sessions.start(user)
     flash_message(M_("Signed in as %(name)s.", name=user.display_name), "success")
-    return redirect(next_url or url_for("officer.my_tasks"))
+    return signin_limits.remember_device(redirect(next_url or url_for("officer.my_tasks")), user.username)
 
 
 @bp.route("/logout", methods=["POST"])
 def logout() -> Any:
-    """Sign out (a POST form, so a link or an image cannot sign anyone out)."""
+    """Sign out (a POST form, so a link or an image cannot sign anyone out): every session of the
+    officer ends, on this browser and on any other (:func:`webapp.web.officer_sessions.sign_out`)."""
+    user = signed_in_user()
+    if user is not None:
+        session = db_session()
+        officer_sessions.sign_out(session, user)
+        session.commit()
     logout_user()
     flask_session.clear()
     flash_message(M_("You have signed out."), "success")

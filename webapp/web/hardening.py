@@ -1,13 +1,20 @@
 """Web hardening: security headers with a Content-Security-Policy (flask-talisman), secure
-session cookies, and the sign-in rate limit (Flask-Limiter).
+session cookies, the client address behind trusted proxies (ProxyFix), and the sign-in limits
+(Flask-Limiter, :mod:`webapp.web.signin_limits`).
 
 Configuration (``create_app`` config keys; the environment variable in brackets sets the default):
 
 - ``SESSION_COOKIE_SECURE`` [``RULE130_SECURE_COOKIES``, default on]: the session cookie is sent
   over HTTPS only. Set ``RULE130_SECURE_COOKIES=0`` for a plain-HTTP run on your own machine
   (``scripts/run.sh`` does), never on a server reached over a network.
-- ``LOGIN_RATE_LIMIT`` [``RULE130_LOGIN_RATE_LIMIT``, default ``10 per minute;50 per hour``]:
-  sign-in attempts (POST /login) per client address (Flask-Limiter's notation).
+- ``LOGIN_RATE_LIMIT``, ``LOGIN_ADDRESS_RATE_LIMIT``, ``LOGIN_NAME_RATE_LIMIT``,
+  ``LOGIN_DEVICE_DAYS``: the limits on failed sign-ins (:mod:`webapp.web.signin_limits`).
+- ``TRUSTED_PROXIES`` [``RULE130_TRUSTED_PROXIES``, default 0]: how many reverse proxies in front of
+  the application set ``X-Forwarded-For`` and ``X-Forwarded-Proto``. With 1 or more, Werkzeug's
+  ``ProxyFix`` takes the client's address (which the sign-in limits count) and the scheme from
+  those headers, trusting that many entries from the right; with 0 the headers are ignored (a
+  client could write anything in them) and the address is the connecting peer's. Behind one
+  nginx or Caddy, set 1; never more than the proxies really in front.
 - ``RATELIMIT_STORAGE_URI`` [``RULE130_RATELIMIT_STORAGE_URI``, default ``memory://``]: where the
   counts live; with several server processes use Redis, e.g. ``redis://127.0.0.1:6379/0`` (needs
   the ``redis`` package).
@@ -27,11 +34,13 @@ from flask import Flask, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .. import textguard
 from ..errors import Refused
 from ..services.repository import ROOT
-from ..i18n import M_, N_, Message, translate
+from ..i18n import M_, N_, Message
+from . import signin_limits
 
 CONTENT_SECURITY_POLICY = {
     "default-src": "'self'",
@@ -54,13 +63,25 @@ def _flag(name: str, default: bool) -> bool:
     return value.strip().lower() not in ("0", "false", "no", "off")
 
 
+def _count(name: str) -> int:
+    value = os.environ.get(name, "").strip() or "0"
+    if not value.isdigit():
+        raise ValueError(f"{name} must be a whole number (0 or more), not {value!r}")
+    return int(value)
+
+
 def defaults() -> dict[str, object]:
-    """The configuration defaults of this module (from the environment; see the module docstring)."""
+    """The configuration defaults of this module (from the environment; see the module docstring).
+
+    Raises:
+        ValueError: ``RULE130_TRUSTED_PROXIES`` is not a whole number.
+    """
     return {
         "SESSION_COOKIE_SECURE": _flag("RULE130_SECURE_COOKIES", True),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
-        "LOGIN_RATE_LIMIT": os.environ.get("RULE130_LOGIN_RATE_LIMIT") or "10 per minute;50 per hour",
+        **signin_limits.defaults(),
+        "TRUSTED_PROXIES": _count("RULE130_TRUSTED_PROXIES"),
         "RATELIMIT_STORAGE_URI": os.environ.get("RULE130_RATELIMIT_STORAGE_URI") or "memory://",
         "RATELIMIT_HEADERS_ENABLED": True,
         # werkzeug's hash method for passwords; a weaker stored hash is replaced at sign-in
@@ -182,8 +203,12 @@ def refuse_control_characters() -> None:
 
 
 def init_app(app: Flask) -> None:
-    """Install the headers, the control-character guard and the sign-in rate limit on ``app``
-    (after its blueprints)."""
+    """Install the client address of ``TRUSTED_PROXIES`` (ProxyFix), the headers, the
+    control-character guard and the sign-in limits on ``app`` (after its blueprints).
+
+    Raises:
+        ValueError: ``TRUSTED_PROXIES`` is not a whole number of 0 or more.
+    """
     app.before_request(refuse_control_characters)
     secure = bool(app.config["SESSION_COOKIE_SECURE"])
     Talisman(app, force_https=False, session_cookie_secure=secure, session_cookie_http_only=True,
@@ -191,13 +216,11 @@ def init_app(app: Flask) -> None:
              content_security_policy=CONTENT_SECURITY_POLICY, frame_options="DENY",
              referrer_policy="same-origin", strict_transport_security=True)
     app.config["SESSION_COOKIE_SECURE"] = secure  # Talisman turns it on in its before_request
+    proxies = app.config["TRUSTED_PROXIES"]
+    if isinstance(proxies, bool) or not isinstance(proxies, int) or proxies < 0:
+        raise ValueError(f"TRUSTED_PROXIES must be a whole number (0 or more), not {proxies!r}")
+    if proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
     limiter = Limiter(get_remote_address, app=app, storage_uri=app.config["RATELIMIT_STORAGE_URI"])
     app.extensions["rule130.limiter"] = limiter
-    login_view = app.view_functions["auth.login"]
-    # Only sign-ins that fail count (a success redirects): officers of one office behind one address
-    # sign in many times a morning; guessing passwords is what the limit stops.
-    app.view_functions["auth.login"] = limiter.limit(app.config["LOGIN_RATE_LIMIT"], methods=["POST"],
-                                                     deduct_when=lambda response: response.status_code != 302,
-                                                     error_message=lambda: translate(N_(
-                                                         "Too many sign-in attempts from your address. Wait a "
-                                                         "minute and try again.")))(login_view)
+    signin_limits.install(app, limiter)
