@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from urllib.parse import urlsplit
 
 from flask import Flask, request
 from flask_limiter import Limiter
@@ -180,6 +181,27 @@ def refuse_control_characters() -> None:
         body = _json_body(force=False)
         if body is not None:
             textguard.check(body, "")
+
+
+# -- where a form goes back to ----------------------------------------------------------------------
+
+def local_target(target: str | None) -> str | None:
+    """``target`` (a form's ``next``) when it is a path of this site to go back to, such as
+    ``/tasks?status=ready``; None for anything else, which the caller replaces by its own page.
+
+    Refused: no leading slash; ``//host`` or a scheme (another site); a backslash, which browsers
+    read as a slash; and any whitespace or control character, which browsers drop before reading
+    the address (the WHATWG URL standard removes tabs and line breaks: ``/\\t/evil.example/`` is
+    fetched as ``//evil.example/``). A page's own ``next`` is URL-encoded and holds none of them.
+    """
+    if not target or not target.startswith("/") or "\\" in target:
+        return None
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target):
+        return None
+    parts = urlsplit(target)
+    if target.startswith("//") or parts.scheme or parts.netloc:
+        return None
+    return target
 
 
 # -- URL paths ------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused, SentTwic
 from ..services import cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
+from .hardening import local_target
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
 bp = Blueprint("officer", __name__)
@@ -146,10 +147,9 @@ def my_tasks() -> Any:
 
 
 def _back_to_list() -> Any:
-    target = request.form.get("next", "")
-    if target.startswith("/") and not target.startswith("//"):
-        return redirect(target)
-    return redirect(url_for("officer.my_tasks"))
+    """Back to the page the form was sent from (its ``next``, when a path of this site:
+    :func:`.hardening.local_target`), else to "My tasks"."""
+    return redirect(local_target(request.form.get("next")) or url_for("officer.my_tasks"))
 
 
 @bp.route("/cases/<int:case_id>/tasks/<task_id>/claim", methods=["POST"])
