@@ -75,7 +75,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
     from waitress import serve as waitress_serve
 
-    from .app import create_app, stop_timer_worker
+    from .app import SecretKeyMissing, create_app, stop_timer_worker
 
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,7 +89,11 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
     config = {"RUN_TIMER_WORKER": not no_worker}
     if database_url:
         config["DATABASE_URL"] = database_url
-    app = create_app(config)
+    try:
+        app = create_app(config)
+    except SecretKeyMissing as missing:
+        click.echo(f"cannot serve: {missing}", err=True)
+        sys.exit(2)
     click.echo(f"rule130 serving on http://{host}:{port}/ "
                f"({'without' if no_worker else 'with'} the timer worker)")
 
