@@ -432,9 +432,11 @@ def _recorded_head(_ctx: click.Context, _param: click.Parameter, value: str | No
               help="a head printed by an earlier verify and kept elsewhere: the trail must still hold it "
                    "(detects the newest entries removed)")
 def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None) -> None:
-    """Recompute the audit trail's hash chain. Exit 0 when intact (prints the count and the head as
-    ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a truncation), 2 naming the
-    first altered or missing entry, or a recorded head no longer in the trail."""
+    """Recompute the audit trail's hash chain, then check the ledger entries, case history and
+    stored documents against the entries that recorded them. Exit 0 when intact (prints the count
+    and the head as ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a
+    truncation), 2 naming the first altered or missing entry, a recorded head no longer in the
+    trail, or the first row (table, id, field) that differs from its entry or that no entry holds."""
     from .store import audit as trail
 
     with _sessions(database_url)() as session:
@@ -442,8 +444,14 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
     if verdict.ok:
         click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}; "
                    f"record it as {verdict.checked}:{verdict.head}"
-                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else ""))
+                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else "")
+                   + f"; {verdict.records.checked} ledger entries, history rows and documents match it")
         return
+    if verdict.records is not None:  # the chain holds, a row does not say what it recorded
+        click.echo(f"audit trail intact ({verdict.checked} entries), but the records differ from it: "
+                   f"{verdict.reason}" + (f" ({verdict.records.problems} rows in all)"
+                                          if verdict.records.problems > 1 else ""), err=True)
+        sys.exit(2)
     if verdict.broken_id is None:  # the chain is sound, but shorter than, or other than, what was recorded
         click.echo(f"audit trail BROKEN: {verdict.reason}", err=True)
         sys.exit(2)
