@@ -157,7 +157,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /admin/deliveries/<int:delivery_id>/retry": every(403, anonymous=302, administrator=(302, 404)),
     # monitoring: administrators, /metrics also with its own bearer token (none here)
     "GET /admin/timers": every(403, anonymous=302, administrator=200),
-    "GET /metrics": every(401, administrator=200),
+    "GET /metrics": every(401, administrator=403),  # RMP's administrator: the figures are installation-wide
     # incidents: administrators only (others 403 before anything is looked up); the id names no
     # incident here, so an administrator gets 404 — the incidents' own tests cover their scope
     "GET /admin/incidents": every(403, anonymous=302, administrator=200),

@@ -165,6 +165,22 @@ def test_metrics_need_the_token_or_an_administrator_and_count_from_the_database(
     assert client.get("/metrics").status_code == 200
 
 
+@pytest.mark.parametrize("scope", [{"panchayat_code": "RMP"}, {"samiti_code": "SAM1"}], ids=["panchayat", "samiti"])
+def test_metrics_are_refused_to_an_administrator_of_a_samiti_or_panchayat(client, sessions, fired_three, scope):
+    """/metrics counts every Panchayat's timers and tasks: a scoped administrator is refused (403,
+    naming why and where their own figures are), and is not shown a single figure."""
+    with sessions() as session:
+        users.create_user(session, "admin-scoped", PASSWORD, "administrator", password_method=FAST_HASH, **scope)
+        session.commit()
+    sign_in(client, "admin-scoped")
+    response = client.get("/metrics")
+    page = response.get_data(as_text=True)
+    assert response.status_code == 403
+    assert "/metrics shows the figures of the whole installation" in page and "Timers page" in page
+    assert "rule130_timers_fired_total" not in page
+    assert client.get("/admin/timers").status_code == 200  # their own scope's figures
+
+
 def test_log_lines_about_a_case_carry_its_number_as_json(sessions, officers, virtual_clock):
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

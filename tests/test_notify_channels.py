@@ -407,6 +407,23 @@ def test_unread_badge_on_every_page_and_mark_read(client, sessions, officers, vi
         assert session.get(Notification, note.id).read_at is not None
 
 
+def test_another_users_notification_is_not_marked_read_and_the_inbox_says_so(client, sessions, officers,
+                                                                            virtual_clock):
+    start_case(sessions, officers)
+    release_window_passes(sessions, virtual_clock)
+    with sessions() as session:
+        [theirs] = session.scalars(select(Notification).where(Notification.user_id == officers["secretary"].id))
+    login(client, "sar")  # the sarpanch posts the secretary's notification id
+    response = client.post("/inbox/read", data={"id": str(theirs.id)}, follow_redirects=True)
+    page = response.get_data(as_text=True)
+    assert f"There is no notification {theirs.id} in your inbox." in page
+    assert "Marked as read." not in page
+    with sessions() as session:
+        assert session.get(Notification, theirs.id).read_at is None  # still unread for the secretary
+    for beyond in ("2147483648", "999999999999"):  # no id column holds it: the same answer, never a 500
+        assert client.post("/inbox/read", data={"id": beyond}, follow_redirects=True).status_code == 200
+
+
 def test_the_delivery_log_shows_each_administrator_only_the_users_they_manage(client, sessions, officers,
                                                                              virtual_clock, smtp):
     with sessions() as session:

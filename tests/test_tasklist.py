@@ -281,6 +281,27 @@ def test_pages_claim_show_the_holder_and_refuse_another_officer(drive, app, sess
     assert "You hold this task" in other.get(f"/cases/{case_id}/tasks/{task_id}").get_data(as_text=True)
 
 
+@pytest.mark.parametrize("target", ["/\t/evil.example/", "/\n/evil.example/", "/\r\n/evil.example/",
+                                    "/ /evil.example/", "//evil.example/", "/\\evil.example/",
+                                    "https://evil.example/", "evil.example", ""])
+def test_claim_release_and_reassign_go_back_only_to_a_path_of_this_site(drive, app, target):
+    """Browsers drop tabs and line breaks from an address: ``/\\t/evil.example/`` is fetched as
+    ``//evil.example/``, another site. Such a ``next`` is replaced by "My tasks"."""
+    task_id = at_publish(drive)
+    base = f"/cases/{drive.case_id}/tasks/{task_id}"
+    client = app.test_client()
+    login(client, "sec")
+    for action in ("claim", "release"):
+        response = client.post(f"{base}/{action}", data={"next": target})
+        assert (response.status_code, response.headers["Location"]) == (302, "/tasks"), action
+    sarpanch = app.test_client()
+    login(sarpanch, "sar")
+    response = sarpanch.post(f"{base}/reassign", data={"officer": "sec", "next": target})
+    assert (response.status_code, response.headers["Location"]) == (302, "/tasks")
+    kept = client.post(f"{base}/release", data={"next": "/tasks?status=mine&role=secretary"})
+    assert kept.headers["Location"] == "/tasks?status=mine&role=secretary"  # a path of this site is kept
+
+
 def test_the_deadline_reads_date_then_tak_in_hindi_on_my_tasks_and_the_task_page(drive, app, sessions, officers):
     """Hindi puts the postposition after the day ("<day> तक"), English the preposition before ("by <day>")."""
     import lxml.html

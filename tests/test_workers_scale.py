@@ -9,13 +9,13 @@ import os
 import threading
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 from webapp.services import cases, tasks, timers, uow
-from webapp.store.models import Case, Notification, TimerFiring
+from webapp.store.models import Case, Notification, TimerFiring, WorkerLease
 
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")
 on_postgres = pytest.mark.skipif(not POSTGRES, reason="needs RULE130_TEST_POSTGRES (PostgreSQL)")
@@ -151,6 +151,32 @@ def test_postgres_workers_hold_no_global_lease_but_the_single_lease_keeps_them_o
     timers.acquire_lease(sessions, "single")
     with pytest.raises(timers.LeaseHeld, match="single"):
         timers.join_workers(sessions, "host-c:3:3")
+
+
+def test_a_killed_workers_heartbeat_row_is_never_live_and_is_removed_by_the_live_workers(sessions, virtual_clock):
+    """A killed worker never removes its heartbeat row: once expired it no longer counts as live (a
+    single-worker lease is granted), and once expired for a while (STALE_SECONDS, 5 minutes; an hour
+    here) the live workers remove it."""
+    def heartbeats() -> dict[str, datetime]:
+        with sessions() as session:
+            return {row.holder: row.expires_at for row in session.scalars(select(WorkerLease))
+                    if row.name.startswith(timers.SHARED_PREFIX)}
+
+    timers.join_workers(sessions, "killed-host:1:1")  # then killed: it never leaves
+    joined = virtual_clock.now()
+    virtual_clock.set(joined + timedelta(seconds=timers.LEASE_SECONDS + 1))  # expired: not live
+    timers.join_workers(sessions, "live-host:2:2")
+    assert set(heartbeats()) == {"killed-host:1:1", "live-host:2:2"}  # kept a while, for whoever looks
+    with sessions() as session:
+        assert timers._live_others(session, "live-host:2:2", virtual_clock.now()) == []
+    virtual_clock.set(joined + timedelta(hours=1))
+    timers.join_workers(sessions, "live-host:2:2")  # its next pass
+    assert heartbeats() == {"live-host:2:2": virtual_clock.now() + timedelta(seconds=timers.LEASE_SECONDS)}
+    timers.leave_workers(sessions, "live-host:2:2")
+    timers.join_workers(sessions, "killed-host:3:3")  # killed too; the single-worker lease comes later
+    virtual_clock.set(virtual_clock.now() + timedelta(hours=1))
+    timers.acquire_lease(sessions, "single")  # the stale row does not keep it out, and is removed
+    assert heartbeats() == {}
 
 
 @on_sqlite

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask, g
 from flask_login import LoginManager
 from flask_wtf.csrf import CSRFProtect
+from sqlalchemy.engine import make_url
 
 from .i18n import N_
 from .store import db
@@ -23,37 +24,89 @@ login_manager.login_message = N_("Please sign in to continue.")  # translated by
 login_manager.session_protection = "strong"  # a session cookie moved to another browser/address is dropped
 
 
-def _secret_key(instance_path: str) -> str:
+SECRET_KEY_FILE = "secret_key"
+
+
+class SecretKeyMissing(RuntimeError):
+    """No secret key is set and none can be kept beside the database (see :func:`secret_key`)."""
+
+
+def _sqlite_folder(database_url: str) -> Path | None:
+    """The folder of the SQLite database file ``database_url`` names; None for any other database
+    (PostgreSQL, an in-memory SQLite)."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:" \
+            or url.database.startswith("file:"):
+        return None
+    return Path(url.database).resolve().parent
+
+
+def secret_key(database_url: str) -> str:
+    """The key that signs the session cookie and the form tokens (Flask's ``SECRET_KEY``).
+
+    ``RULE130_SECRET_KEY`` when set; else, for a SQLite database file, the file ``secret_key``
+    beside it (``instance/secret_key`` beside the default ``instance/rule130.db``), made once with
+    32 random bytes (hex) readable by its owner only (0600) and read by every process that opens
+    that database — never a file in the folder the command was started from or in the code's
+    checkout when the database is elsewhere.
+
+    Raises:
+        SecretKeyMissing: the database is not a SQLite file (PostgreSQL: the web processes, maybe
+            on several hosts, must share one key, which a file on one host is not), or the key file
+            beside it is empty.
+    """
     if os.environ.get("RULE130_SECRET_KEY"):
         return os.environ["RULE130_SECRET_KEY"]
-    path = Path(instance_path) / "secret_key"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = _sqlite_folder(database_url)
+    if folder is None:
+        raise SecretKeyMissing(
+            "no secret key: set RULE130_SECRET_KEY to the same random text in every web process (e.g. "
+            "export RULE130_SECRET_KEY=$(cat /etc/rule130/secret_key); make it with "
+            "python3 -c 'import secrets; print(secrets.token_hex(32))'); only a SQLite database keeps its "
+            "key in a file beside it (docs/operations.md, \"The secret key\")")
+    path = folder / SECRET_KEY_FILE
     if not path.exists():
-        path.write_text(secrets.token_hex(32))
-        path.chmod(0o600)
-    return path.read_text().strip()
+        folder.mkdir(parents=True, exist_ok=True)
+        draft = folder / f".{SECRET_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never readable by others
+        with os.fdopen(descriptor, "w") as file:
+            file.write(secrets.token_hex(32))
+        try:
+            os.link(draft, path)  # whole or not at all: another process starting now keeps its own or this one
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    key = path.read_text().strip()
+    if not key:
+        raise SecretKeyMissing(f"the secret key file {path} is empty: remove it (a new key is made; everyone signs "
+                               "in again) or set RULE130_SECRET_KEY")
+    return key
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Build the web application.
 
     Config keys: ``DATABASE_URL`` (default: env or SQLite in the instance folder),
-    ``SECRET_KEY``, ``RUN_TIMER_WORKER`` (start the in-process timer worker; default False here,
-    ``rule130 serve`` turns it on), ``WTF_CSRF_ENABLED``.
+    ``SECRET_KEY`` (default: :func:`secret_key`), ``RUN_TIMER_WORKER`` (start the in-process
+    timer worker; default False here, ``rule130 serve`` turns it on), ``WTF_CSRF_ENABLED``.
+
+    Raises:
+        SecretKeyMissing: no ``SECRET_KEY`` given and :func:`secret_key` has none for the database.
     """
     app = Flask(__name__, instance_relative_config=True)
-    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     from .web import hardening
     app.config.from_mapping(hardening.defaults())
     app.config.from_mapping(
-        DATABASE_URL=db.default_url(app.instance_path),
         RUN_TIMER_WORKER=False,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     if test_config:
         app.config.update(test_config)
+    if not app.config.get("DATABASE_URL"):
+        app.config["DATABASE_URL"] = db.default_url(app.instance_path)
     if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+        app.config["SECRET_KEY"] = secret_key(app.config["DATABASE_URL"])
 
     engine = db.make_engine(app.config["DATABASE_URL"])
     app.extensions["rule130.engine"] = engine

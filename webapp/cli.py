@@ -86,7 +86,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
     from waitress import serve as waitress_serve
 
-    from .app import create_app, stop_timer_worker
+    from .app import SecretKeyMissing, create_app, stop_timer_worker
 
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -101,7 +101,11 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
     config = {"RUN_TIMER_WORKER": not no_worker}
     if database_url:
         config["DATABASE_URL"] = database_url
-    app = create_app(config)
+    try:
+        app = create_app(config)
+    except SecretKeyMissing as missing:
+        click.echo(f"cannot serve: {missing}", err=True)
+        sys.exit(2)
     click.echo(f"rule130 serving on http://{host}:{port}/ "
                f"({'without' if no_worker else 'with'} the timer worker)")
 
@@ -446,9 +450,11 @@ def _recorded_head(_ctx: click.Context, _param: click.Parameter, value: str | No
               help="a head printed by an earlier verify and kept elsewhere: the trail must still hold it "
                    "(detects the newest entries removed)")
 def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None) -> None:
-    """Recompute the audit trail's hash chain. Exit 0 when intact (prints the count and the head as
-    ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a truncation), 2 naming the
-    first altered or missing entry, or a recorded head no longer in the trail."""
+    """Recompute the audit trail's hash chain, then check the ledger entries, case history and
+    stored documents against the entries that recorded them. Exit 0 when intact (prints the count
+    and the head as ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a
+    truncation), 2 naming the first altered or missing entry, a recorded head no longer in the
+    trail, or the first row (table, id, field) that differs from its entry or that no entry holds."""
     from .store import audit as trail
 
     with _sessions(database_url)() as session:
@@ -456,8 +462,14 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
     if verdict.ok:
         click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}; "
                    f"record it as {verdict.checked}:{verdict.head}"
-                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else ""))
+                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else "")
+                   + f"; {verdict.records.checked} ledger entries, history rows and documents match it")
         return
+    if verdict.records is not None:  # the chain holds, a row does not say what it recorded
+        click.echo(f"audit trail intact ({verdict.checked} entries), but the records differ from it: "
+                   f"{verdict.reason}" + (f" ({verdict.records.problems} rows in all)"
+                                          if verdict.records.problems > 1 else ""), err=True)
+        sys.exit(2)
     if verdict.broken_id is None:  # the chain is sound, but shorter than, or other than, what was recorded
         click.echo(f"audit trail BROKEN: {verdict.reason}", err=True)
         sys.exit(2)

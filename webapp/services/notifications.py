@@ -12,7 +12,8 @@ from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
-from ..i18n import N_, current_language, render_for
+from ..errors import NotFound
+from ..i18n import M_, N_, current_language, render_for
 from ..store import txcache
 from ..store.models import Case, Notification, NotificationPreference, Panchayat, User
 from . import deliveries, users
@@ -108,12 +109,22 @@ def unread_count(session: Session, user: User) -> int:
                           .where(Notification.user_id == user.id, Notification.read_at.is_(None))) or 0
 
 
-def mark_read(session: Session, user: User, notification_id: int | None = None) -> None:
-    """Mark one (or, with None, every) notification of ``user`` read."""
+def mark_read(session: Session, user: User, notification_id: int | None = None) -> int:
+    """Mark one (or, with None, every) unread notification of ``user`` read, at the clock's now.
+
+    Returns:
+        how many were marked (0 for one already read).
+    Raises:
+        NotFound: ``notification_id`` is not one of ``user``'s notifications (another user's, or
+            none): nothing is marked.
+    """
+    if notification_id is not None and session.scalar(
+            select(Notification.id).where(Notification.id == notification_id, Notification.user_id == user.id)) is None:
+        raise NotFound(M_("There is no notification %(id)s in your inbox.", id=notification_id))
     query = update(Notification).where(Notification.user_id == user.id, Notification.read_at.is_(None))
     if notification_id is not None:
         query = query.where(Notification.id == notification_id)
-    session.execute(query.values(read_at=clock.now()))
+    return session.execute(query.values(read_at=clock.now())).rowcount
 
 
 # -- the text of a notification for its reader ---------------------------------------------------

@@ -23,7 +23,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
@@ -36,6 +36,9 @@ log = logging.getLogger("rule130.timers")
 LEASE_NAME = "timer-worker"
 SHARED_PREFIX = "timer-worker/"  # one heartbeat row per PostgreSQL worker
 LEASE_SECONDS = 30
+STALE_SECONDS = 10 * LEASE_SECONDS
+"""A heartbeat row expired this many seconds ago belongs to a worker that was killed (a stopped
+worker removes its own): the live workers remove it. Until then it is shown, never counted as live."""
 
 
 class FiredCase(NamedTuple):
@@ -197,8 +200,21 @@ def _live_others(session: Session, holder: str, now: datetime) -> list[WorkerLea
     return [row for row in rows if row.name == LEASE_NAME or row.name.startswith(SHARED_PREFIX)]
 
 
+def _remove_stale(session: Session, now: datetime) -> None:
+    """Delete the heartbeat rows (``timer-worker/...``) that expired more than :data:`STALE_SECONDS`
+    before ``now``: their workers were killed and will never remove them (in the caller's transaction).
+    Rows another live worker is removing at the same moment are skipped (PostgreSQL ``SKIP LOCKED``),
+    so two workers never wait on each other here."""
+    stale = list(session.scalars(select(WorkerLease.name).where(
+        WorkerLease.name.startswith(SHARED_PREFIX, autoescape=True),
+        WorkerLease.expires_at < now - timedelta(seconds=STALE_SECONDS)).with_for_update(skip_locked=True)))
+    if stale:
+        session.execute(delete(WorkerLease).where(WorkerLease.name.in_(stale)))
+
+
 def acquire_lease(sessions: sessionmaker[Session], holder: str) -> None:
-    """Take (or renew) the single-worker lease.
+    """Take (or renew) the single-worker lease; remove the heartbeat rows of killed workers
+    (:func:`_remove_stale`).
 
     Raises:
         LeaseHeld: another live worker holds it, or a PostgreSQL worker is running (SQLite runs one
@@ -210,6 +226,7 @@ def acquire_lease(sessions: sessionmaker[Session], holder: str) -> None:
         if others:
             raise LeaseHeld(f"another timer worker ({others[0].holder}) is running until at least "
                             f"{others[0].expires_at.isoformat()}")
+        _remove_stale(session, now)
         _renew(session, LEASE_NAME, holder, now)
         session.commit()
 
@@ -232,7 +249,8 @@ def release_lease(sessions: sessionmaker[Session], holder: str) -> None:
 
 
 def join_workers(sessions: sessionmaker[Session], holder: str) -> None:
-    """PostgreSQL: register (or renew) this worker's heartbeat row; several workers may run.
+    """PostgreSQL: register (or renew) this worker's heartbeat row, every pass; several workers
+    may run. The heartbeat rows of killed workers are removed (:func:`_remove_stale`).
 
     Raises:
         LeaseHeld: a live single-worker lease is held by someone else.
@@ -243,6 +261,7 @@ def join_workers(sessions: sessionmaker[Session], holder: str) -> None:
         if lease is not None and lease.holder != holder and lease.expires_at > now:
             raise LeaseHeld(f"a single timer worker ({lease.holder}) holds the lease until at least "
                             f"{lease.expires_at.isoformat()}")
+        _remove_stale(session, now)
         _renew(session, _shared_name(holder), holder, now)
         session.commit()
 

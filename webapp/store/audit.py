@@ -7,10 +7,11 @@ it, and :func:`verify` names the first entry that no longer matches.
 
 What is recorded, and how: a SQLAlchemy ``before_flush`` hook on every session turns each new case
 history row (task completed, timer fired, case started, refusal, notification), ledger entry,
-deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
+stored document (each language version), deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
 change; a new password hash), and API token made or revoked into an entry, written in the same
 flush (one INSERT for all of them, :mod:`.append`) — so the entry commits or rolls back with the
-change itself. Sign-ins are recorded by
+change itself. What an entry holds of a ledger entry, a history row and a document, and how
+:func:`verify` checks that the rows still say so, is in :mod:`.audit_records`. Sign-ins are recorded by
 :func:`record` (the sign-in page). New code that writes these rows is covered without a call.
 
 Concurrent writers: on PostgreSQL the chain head is serialized with a transaction-level advisory
@@ -33,7 +34,8 @@ from sqlalchemy.orm import Session
 
 from .. import clock
 from . import append
-from .models import ApiToken, AuditEntry, CaseEvent, LedgerEntry, ProcessVersion, User
+from . import audit_records as records
+from .models import ApiToken, AuditEntry, CaseDocument, CaseEvent, LedgerEntry, ProcessVersion, User
 
 GENESIS = "0" * 64
 ADVISORY_LOCK_CLASS = 1301996  # any constant; with the schema's hash it names the lock on the chain head
@@ -135,21 +137,14 @@ def _changes(obj: Any, fields: tuple[str, ...]) -> dict[str, list[Any]]:
 def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | None]) -> list[AuditEntry]:
     """The entries one new or changed row calls for (none for rows that are not audited)."""
     if isinstance(obj, CaseEvent) and new:
-        try:
-            detail = json.loads(obj.detail_json or "{}")
-        except ValueError:
-            detail = {"raw": obj.detail_json}
         return [AuditEntry(kind=f"case.{obj.kind}", actor=_username(session, obj.actor_user_id, names),
-                           case_id=obj.case_id, detail_json=canonical_json(
-                               {"name": obj.name, "element_id": obj.element_id, "actor_role": obj.actor_role,
-                                "detail": detail}))]
+                           case_id=obj.case_id, detail_json=canonical_json(records.event_detail(obj)))]
     if isinstance(obj, LedgerEntry) and new:
         return [AuditEntry(kind="ledger.entry", actor=_username(session, obj.officer_id, names), case_id=obj.case_id,
-                           detail_json=canonical_json(
-                               {"from": obj.from_account, "to": obj.to_account, "amount": f"{obj.amount:.2f}",
-                                "kind": obj.kind, "clause": obj.clause, "element_id": obj.element_id,
-                                "memo": obj.memo, **({"reversal_of": obj.reversal_of, "reason": obj.reason}
-                                                     if obj.reversal_of is not None else {})}))]
+                           detail_json=canonical_json(records.ledger_detail(obj)))]
+    if isinstance(obj, CaseDocument) and new:
+        return [AuditEntry(kind="document.issued", actor=_username(session, obj.issued_by, names),
+                           case_id=obj.case_id, detail_json=canonical_json(records.document_detail(obj)))]
     if isinstance(obj, ProcessVersion) and new:
         return [AuditEntry(kind="process.deployed", actor=obj.deployed_by, detail_json=canonical_json(
             {"process_id": obj.process_id, "version": obj.version, "content_hash": obj.content_hash,
@@ -233,7 +228,9 @@ event.listen(Session, "after_transaction_end", _forget)
 @dataclass
 class Verdict:
     """The result of :func:`verify`: ``ok``, how many entries were checked, the head hash, and for a
-    broken chain the first entry that fails (``broken_seq``, its row ``broken_id``) and why."""
+    broken chain the first entry that fails (``broken_seq``, its row ``broken_id``) and why. When
+    the chain holds, ``records`` tells how the rows compare with it; a row that differs makes the
+    verdict not ``ok``, with ``reason`` naming the first (``broken_id`` None)."""
 
     ok: bool
     checked: int
@@ -242,6 +239,7 @@ class Verdict:
     broken_id: int | None = None
     reason: str = ""
     recorded_hash: str | None = None  # the hash of the entry a recorded head names, when checked
+    records: records.Report | None = None  # the rows checked against the entries (an intact chain only)
 
 
 def _entries(session: Session) -> Iterator[AuditEntry]:
@@ -257,14 +255,30 @@ def _entries(session: Session) -> Iterator[AuditEntry]:
         result.close()
 
 
-def verify(session: Session, recorded_head: tuple[int, str] | None = None) -> Verdict:
-    """Recompute the chain from the first entry; stop at the first that does not match.
+def verify(session: Session, recorded_head: tuple[int, str] | None = None, *, rows: bool = True) -> Verdict:
+    """Recompute the chain from the first entry; stop at the first that does not match. Then, with
+    ``rows``, check that the ledger entries, case history rows and stored documents still say what
+    the chain recorded of them (:func:`.audit_records.check`).
 
     Detects an entry whose content or hash was changed, an entry removed or inserted (a gap or a
     wrong previous hash). Removing the newest entries leaves a shorter valid chain: pass
     ``recorded_head``, ``(seq, hash)`` of a head printed by an earlier verify and kept elsewhere,
-    and the verdict is broken when that entry is no longer in the chain or has another hash.
+    and the verdict is broken when that entry is no longer in the chain or has another hash. A row
+    changed, added or removed behind the application's back (e.g. with the ledger's append-only
+    trigger dropped) is named: table, row id, field and the entry that recorded it.
     """
+    verdict = _verify_chain(session, recorded_head)
+    if not verdict.ok or not rows:
+        return verdict
+    report = records.check(session)
+    verdict.records = report
+    if report.first is not None:
+        verdict.ok = False
+        verdict.broken_seq, verdict.reason = report.first.seq, report.first.reason
+    return verdict
+
+
+def _verify_chain(session: Session, recorded_head: tuple[int, str] | None) -> Verdict:
     stream = _entries(session)
     with contextlib.closing(stream):
         verdict = _check(stream, recorded_head[0] if recorded_head else None)

@@ -6,6 +6,8 @@ from flask import Flask
 
 
 def register(app: Flask) -> None:
+    from . import hardening
+    hardening.install_converters(app)  # before any rule is added: the path parts they refuse
     from . import admin_versions, api, auth, diagrams, errors, notify, officer, ops, public
     from . import modeler  # adds POST /api/v1/process-versions to the API blueprint before it is registered
     app.register_blueprint(auth.bp)

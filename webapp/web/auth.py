@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask import session as flask_session
@@ -16,6 +15,7 @@ from ..i18n import M_, flash_message
 from ..services import notifications, users
 from ..store import audit
 from . import officer_sessions, signin_limits
+from .hardening import local_target
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("rule130.web")
@@ -45,13 +45,9 @@ def signed_in_user():
 
 
 def _safe_next(target: str | None) -> str | None:
-    """A local path to go back to after signing in; anything else (another site) is ignored."""
-    if not target:
-        return None
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:
-        return None
-    return target
+    """A local path to go back to after signing in; anything else (another site) is ignored
+    (:func:`.hardening.local_target`)."""
+    return local_target(target)
 
 
 @bp.route("/login", methods=["GET", "POST"])

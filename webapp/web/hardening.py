@@ -29,12 +29,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+from urllib.parse import urlsplit
 
 from flask import Flask, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import IntegerConverter, PathConverter, UnicodeConverter
 
 from .. import textguard
 from ..errors import Refused
@@ -200,6 +202,88 @@ def refuse_control_characters() -> None:
         body = _json_body(force=False)
         if body is not None:
             textguard.check(body, "")
+
+
+# -- where a form goes back to ----------------------------------------------------------------------
+
+def local_target(target: str | None) -> str | None:
+    """``target`` (a form's ``next``) when it is a path of this site to go back to, such as
+    ``/tasks?status=ready``; None for anything else, which the caller replaces by its own page.
+
+    Refused: no leading slash; ``//host`` or a scheme (another site); a backslash, which browsers
+    read as a slash; and any whitespace or control character, which browsers drop before reading
+    the address (the WHATWG URL standard removes tabs and line breaks: ``/\\t/evil.example/`` is
+    fetched as ``//evil.example/``). A page's own ``next`` is URL-encoded and holds none of them.
+    """
+    if not target or not target.startswith("/") or "\\" in target:
+        return None
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target):
+        return None
+    parts = urlsplit(target)
+    if target.startswith("//") or parts.scheme or parts.netloc:
+        return None
+    return target
+
+
+# -- URL paths ------------------------------------------------------------------------------------
+
+LARGEST_ID = 2**31 - 1
+"""The largest number a path's ``<int:...>`` part may hold: every id column is an INTEGER, which on
+PostgreSQL holds at most 2^31 - 1 (a larger number in a query is an error there, not "no row")."""
+PATH_TEXT = r"[^/\x00-\x1f\x7f]"
+"""One character of a path's text part: not a slash, not a control character (U+0000-U+001F, U+007F;
+PostgreSQL cannot compare a text with a NUL, and no name, number or id of the product holds one)."""
+
+
+def digits_at_most(largest: int) -> str:
+    """A regular expression of the decimal numbers from 0 to ``largest`` (leading zeros allowed
+    within ``largest``'s number of digits): ``digits_at_most(42)`` is ``\\d{1,1}|[0-3]\\d{1}|4[0-1]|42``."""
+    text = str(largest)
+    choices = [rf"\d{{1,{len(text) - 1}}}"] if len(text) > 1 else []
+    for position, digit in enumerate(text):
+        if digit != "0":
+            rest = len(text) - position - 1
+            lower = "0" if digit == "1" else f"[0-{int(digit) - 1}]"
+            choices.append(text[:position] + lower + (rf"\d{{{rest}}}" if rest else ""))
+    choices.append(text)
+    return "|".join(choices)
+
+
+class IdConverter(IntegerConverter):
+    """``<int:...>``: werkzeug's integer converter, at most :data:`LARGEST_ID`. The limit is in the
+    converter's pattern, so a larger number matches no route (404), whatever the method (a limit
+    checked after matching would answer 405 to a POST where a GET route has the same path)."""
+
+    regex = f"(?:{digits_at_most(LARGEST_ID)})"
+
+    def __init__(self, map, fixed_digits: int = 0, min: int | None = None, max: int | None = LARGEST_ID,
+                 signed: bool = False) -> None:
+        super().__init__(map, fixed_digits, min, max, signed)
+
+
+class TextConverter(UnicodeConverter):
+    """``<name>`` (werkzeug's default converter): one part of the path without a control character
+    (a path with one matches no route: 404)."""
+
+    def __init__(self, map, minlength: int = 1, maxlength: int | None = None, length: int | None = None) -> None:
+        super().__init__(map, minlength, maxlength, length)
+        self.regex = PATH_TEXT + self.regex[len("[^/]"):]
+
+
+class TextPathConverter(PathConverter):
+    """``<path:...>``: werkzeug's path converter (slashes allowed) without control characters."""
+
+    regex = PATH_TEXT + r"[^\x00-\x1f\x7f]*?"
+
+
+def install_converters(app: Flask) -> None:
+    """Make every route's path parts refuse what no row can hold, before any view or database
+    query runs: ``<int:...>`` above :data:`LARGEST_ID`, and a control character (a NUL: ``%00``)
+    in ``<name>`` and ``<path:...>`` parts. Such a path matches no route and is answered 404 like
+    any unknown address, never 500. Must run before the blueprints are registered (a rule takes
+    its converters when it is added)."""
+    app.url_map.converters.update(int=IdConverter, default=TextConverter, string=TextConverter,
+                                  path=TextPathConverter)
 
 
 def init_app(app: Flask) -> None:

@@ -12,7 +12,9 @@ figures are right with several gunicorn web workers and separate timer worker pr
   without it (``rule130 serve``, one process) the in-memory histogram is exposed.
 
 Access: ``Authorization: Bearer <METRICS_TOKEN>`` when the ``METRICS_TOKEN`` setting (env
-``RULE130_METRICS_TOKEN``) is set, or a signed-in administrator's session; anyone else gets 401.
+``RULE130_METRICS_TOKEN``) is set, or a signed-in installation-wide administrator's session; an
+administrator of a Samiti or a Panchayat gets 403 (the figures are the installation's: their own
+scope's are on ``/admin/timers``); anyone else gets 401.
 """
 
 from __future__ import annotations
@@ -96,11 +98,23 @@ def timer_lag() -> Any:
 
 
 def _metrics_allowed() -> bool:
+    """True for the bearer token or an installation-wide administrator's session; False for anyone
+    else but a scoped administrator.
+
+    Raises:
+        NotPermitted: an administrator of a Samiti or a Panchayat (the figures are installation-wide).
+    """
     token = current_app.config.get("METRICS_TOKEN") or os.environ.get("RULE130_METRICS_TOKEN")
     header = request.headers.get("Authorization", "")
     if token and header.startswith("Bearer ") and hmac.compare_digest(header[7:].strip().encode(), token.encode()):
         return True
-    return current_user.is_authenticated and current_user.user.role == "administrator"
+    if not (current_user.is_authenticated and current_user.user.role == "administrator"):
+        return False
+    user = current_user.user
+    if user.panchayat_id is not None or user.samiti_code is not None:
+        raise NotPermitted(M_("/metrics shows the figures of the whole installation, which only an installation "
+                              "administrator may see; the timers of your Samiti or Panchayat are on the Timers page"))
+    return True
 
 
 class _DatabaseCollector:
@@ -112,7 +126,7 @@ class _DatabaseCollector:
 @bp.get("/metrics")
 def metrics() -> Any:
     """Prometheus text format (see the module docstring for sources and access). 401 without the
-    bearer token or an administrator's session."""
+    bearer token or an administrator's session; 403 for an administrator of a Samiti or Panchayat."""
     if not _metrics_allowed():
         return Response("401: /metrics needs 'Authorization: Bearer <METRICS_TOKEN>' or an administrator's "
                         "session\n", status=401, mimetype="text/plain",

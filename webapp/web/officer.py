@@ -23,11 +23,12 @@ from sqlalchemy import select
 from .. import casefile, clock
 from ..i18n import M_, Message, flash_message, format_rupees, translate
 from ..app import db_session, sessions
-from ..errors import AlreadySubmitted, Conflict, NotPermitted, Refused, SentTwice
+from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
 from ..services import amounts, cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
+from .hardening import LARGEST_ID, local_target
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
 bp = Blueprint("officer", __name__)
@@ -106,12 +107,14 @@ def submitted_form(schema: dict | None) -> dict[str, Any]:
 
 
 def whole_number(raw: str) -> int | None:
-    """A posted id or count of ASCII digits that fits a 64-bit column, else None.
+    """A posted id or count of ASCII digits that fits an INTEGER column (at most
+    :data:`.hardening.LARGEST_ID`), else None.
 
     ``str.isdigit`` alone admits "²" (``int`` then raises) and ids the database cannot hold
-    (SQLite raises OverflowError): either would be a 500 instead of a plain refusal.
+    (SQLite raises OverflowError past 64 bits, PostgreSQL past an INTEGER's 2^31 - 1): either
+    would be a 500 instead of a plain refusal.
     """
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 and int(raw) <= LARGEST_ID else None
 
 
 def _lock_version() -> int | None:
@@ -147,10 +150,9 @@ def my_tasks() -> Any:
 
 
 def _back_to_list() -> Any:
-    target = request.form.get("next", "")
-    if target.startswith("/") and not target.startswith("//"):
-        return redirect(target)
-    return redirect(url_for("officer.my_tasks"))
+    """Back to the page the form was sent from (its ``next``, when a path of this site:
+    :func:`.hardening.local_target`), else to "My tasks"."""
+    return redirect(local_target(request.form.get("next")) or url_for("officer.my_tasks"))
 
 
 @bp.route("/cases/<int:case_id>/tasks/<task_id>/claim", methods=["POST"])
@@ -547,13 +549,18 @@ def inbox() -> Any:
 
 @bp.route("/inbox/read", methods=["POST"])
 def inbox_read() -> Any:
-    """Mark one notification (``id``) or all of them (``all``) read."""
+    """Mark one notification (``id``) or all of them (``all``) read; an id that is not one of the
+    user's notifications is refused on the inbox, naming it, and marks nothing."""
     user = me()
     raw = request.form.get("id", "")
     notification_id = whole_number(raw)
     if notification_id is None and not request.form.get("all"):
         flash_message(M_("Choose a notification to mark as read."), "error")
         return redirect(url_for("officer.inbox"))
-    uow.perform(sessions(), "mark_read", notifications.mark_read, user, notification_id)
+    try:
+        uow.perform(sessions(), "mark_read", notifications.mark_read, user, notification_id)
+    except NotFound as missing:
+        flash_message(missing.message, "error")
+        return redirect(url_for("officer.inbox"))
     flash_message(M_("Marked as read.") if notification_id else M_("All notifications marked as read."), "success")
     return redirect(url_for("officer.inbox"))
