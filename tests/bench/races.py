@@ -43,7 +43,7 @@ def world(url: str):
     with sessions() as session:
         repository.deploy_bundled(session, "races")
         users.create_panchayat(session, "RMP", "Rampura", "SAM1", district="Jaipur")
-        officers = {role: users.create_user(session, name, "race bench password", role, display_name=name,
+        officers = {role: users.create_user(session, name, "kanji-house race bench 130", role, display_name=name,
                                             panchayat_code="RMP", password_method=FAST_HASH)
                     for role, name in (("pound_keeper", "pk"), ("secretary", "sec"), ("sarpanch", "sar"))}
         session.commit()
