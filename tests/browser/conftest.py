@@ -38,7 +38,9 @@ def pytest_collection_modifyitems(config, items):
 def live_server(database_url, sessions, officers, virtual_clock):
     """The application on http://127.0.0.1:<free port>, on the test's database and clock."""
     from webapp import create_app
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "browser-test", "WTF_CSRF_ENABLED": True})
+    # the tests move the virtual clock by days while officers stay signed in (as tests/conftest.py's app)
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "browser-test", "WTF_CSRF_ENABLED": True,
+                      "SESSION_IDLE_MINUTES": 366 * 24 * 60, "SESSION_LIFETIME_HOURS": 366 * 24})
 
     def with_clock(environ, start_response):
         with clock.installed(virtual_clock):
