@@ -11,6 +11,8 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.deadline_races import make_tokens
+
 from webapp.services import timers, users
 from webapp.store.models import User
 
@@ -36,12 +38,7 @@ def at(text: str) -> datetime:
 @pytest.fixture
 def tokens(sessions, officers):
     """One API token per officer, keyed by the role names of the ``officers`` fixture."""
-    made = {}
-    with sessions() as session:
-        for role, user in officers.items():
-            made[role] = users.create_token(session, user.username)
-        session.commit()
-    return made
+    return make_tokens(sessions, officers)
 
 
 class Api:
