@@ -112,10 +112,10 @@ def app(database_url, sessions, officers):
     from webapp import create_app
     # Tests move the virtual clock by days while an officer stays signed in; the sessions' idle
     # timeout and lifetime (webapp.web.officer_sessions) are tested with their defaults in
-    # test_sessions.py, and here last a year.
+    # test_sessions.py, and here last ten years (a scenario runs its clock for more than one).
     application = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
                               "WTF_CSRF_ENABLED": False, "PASSWORD_HASH_METHOD": FAST_HASH,
-                              "SESSION_IDLE_MINUTES": 366 * 24 * 60, "SESSION_LIFETIME_HOURS": 366 * 24})
+                              "SESSION_IDLE_MINUTES": 3660 * 24 * 60, "SESSION_LIFETIME_HOURS": 3660 * 24})
     yield application
     application.extensions["rule130.engine"].dispose()
 

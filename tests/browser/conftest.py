@@ -40,7 +40,7 @@ def live_server(database_url, sessions, officers, virtual_clock):
     from webapp import create_app
     # the tests move the virtual clock by days while officers stay signed in (as tests/conftest.py's app)
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "browser-test", "WTF_CSRF_ENABLED": True,
-                      "SESSION_IDLE_MINUTES": 366 * 24 * 60, "SESSION_LIFETIME_HOURS": 366 * 24})
+                      "SESSION_IDLE_MINUTES": 3660 * 24 * 60, "SESSION_LIFETIME_HOURS": 3660 * 24})
 
     def with_clock(environ, start_response):
         with clock.installed(virtual_clock):
