@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -99,14 +100,20 @@ def test_a_server_started_while_another_worker_holds_the_lease_takes_it_when_fre
                                 expires_at=clock.now() + timedelta(seconds=60)))
         session.commit()
     server = serve(url, free_port())
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(server.stdout), daemon=True)
+    reader.start()
+    waiting = "in-process timer worker waiting: another timer worker (elsewhere:1) is running"
     try:
-        time.sleep(3)
+        # released only once the server has tried for the lease and said it waits (however slow
+        # the machine is to start it), so the test sees both the wait and the taking over
+        assert wait_for(lambda: any(waiting in line for line in lines), 60), "".join(lines)
         assert lease_holder(url) == "elsewhere:1"
         timers.release_lease(sessions, "elsewhere:1")  # that worker stops
         holder = wait_for(lambda: lease_holder(url), 15)
         assert holder and f":{server.pid}:" in holder
     finally:
         server.send_signal(signal.SIGTERM)
-        output = server.communicate(timeout=30)[0]
+        server.wait(timeout=30)
+        reader.join(timeout=10)
         engine.dispose()
-    assert "in-process timer worker waiting: another timer worker (elsewhere:1) is running" in output
