@@ -26,9 +26,10 @@ from decimal import Decimal
 
 import pytest
 from pypdf import PdfReader
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from webapp import casefile, clock, simulate
+from webapp.errors import EngineFailure
 from webapp.services import cases, documents, uow
 from webapp.store import audit
 from webapp.store.models import Case, CaseDocument, CaseEvent, Panchayat
@@ -291,10 +292,15 @@ def test_a_reprint_is_the_same_document_after_the_panchayat_and_the_tariff_chang
 def test_a_stored_document_changed_behind_the_products_back_is_flagged(app, sessions, officers, virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
     notice = docs(sessions, case_id)["notice", "en"]
-    with sessions() as session:  # both the text and its stored hash rewritten: the audit trail still knows
+    with sessions() as session:  # the product itself refuses to change a document as issued
         row = session.get(CaseDocument, notice.id)
         row.html = row.html.replace("₹12,000.00", "₹2,000.00")
-        row.sha256 = documents.sha256(row.html)
+        with pytest.raises(EngineFailure, match="a document is kept as issued"):
+            session.flush()
+    with sessions() as session:  # both the text and its stored hash rewritten in SQL: the audit trail still knows
+        html = notice.html.replace("₹12,000.00", "₹2,000.00")
+        session.execute(update(CaseDocument).where(CaseDocument.id == notice.id)
+                        .values(html=html, sha256=documents.sha256(html)))
         session.commit()
     client = app.test_client()
     login(client, "sec")

@@ -32,7 +32,7 @@ DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_(
 DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"), N_("webhook"), N_("inbox"))
 HISTORY_DATA = (N_("timers fired"), N_("timers"), N_("open tasks"), N_("version"))
 HISTORY = (N_("Cattle impounded"), N_("Appeal filed"), N_("Objection filed"), N_("Death recorded"),
-           N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"))
+           N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"), N_("Act corrected"))
 EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),
                        N_("Incident retried: case released"), N_("Incident skipped: case released"))
 TASK_STATUSES = (N_("ready"), N_("overdue"), N_("mine"), N_("unclaimed"), N_("completed"), N_("cancelled"))

@@ -18,6 +18,7 @@ node's documentation begins with its clause.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -274,11 +275,26 @@ def _form_of(task_spec: Any) -> str | None:
     return (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
 
 
+@functools.lru_cache(maxsize=4)
+def _by_id(root: etree._Element) -> dict[str, etree._Element]:
+    """Every element of the diagram that has an id, by id (the first of a duplicated id, as
+    ``//*[@id=...]`` finds it), built once per parsed tree: the checks look elements up by id
+    hundreds of times per diagram, and an XPath search each time made a deploy quadratic."""
+    found: dict[str, etree._Element] = {}
+    for element in root.iter():
+        key = element.get("id") if isinstance(element.tag, str) else None
+        if key is not None and key not in found:
+            found[key] = element
+    return found
+
+
+def _element(root: etree._Element, element_id: str | None) -> etree._Element | None:
+    return _by_id(root).get(element_id) if element_id else None
+
+
 def _line_of(root: etree._Element, element_id: str | None) -> int | None:
-    if not element_id:
-        return None
-    found = root.xpath("//*[@id=$id]", id=element_id)
-    return found[0].sourceline if found else None
+    found = _element(root, element_id)
+    return found.sourceline if found is not None else None
 
 
 def _all_task_specs(spec: Any, subprocess_specs: dict[str, Any]) -> list[Any]:
@@ -441,8 +457,8 @@ def _check_service_level_timer(root: etree._Element, event: etree._Element | Non
                         'event (cancelActivity="false") on a user task: a service level reminds and escalates, '
                         f"it never closes a task or ends a legal period; legal periods {USE_PERIOD_END}", *where)]
     host_id = event.get("attachedToRef") or ""
-    host = root.xpath("//*[@id=$id]", id=host_id)
-    if not host or etree.QName(host[0]).localname != "userTask":
+    host = _element(root, host_id)
+    if host is None or etree.QName(host).localname != "userTask":
         return [Problem(f"timer expression {source!r}: {SERVICE_LEVEL_END} must be on a boundary event of a user "
                         f"task; {host_id or 'nothing'} is not one", *where)]
     if len(tree.args) != 3 or tree.keywords:
@@ -489,9 +505,9 @@ def _check_event_gateways(root: etree._Element) -> list[Problem]:
     for gateway in root.iter(f"{{{BPMN_NS}}}eventBasedGateway"):
         timers = []
         for flow in _flows_from(root, gateway.get("id") or ""):
-            target = root.xpath("//*[@id=$id]", id=flow.get("targetRef") or "")
-            if target and target[0].find(f"{{{BPMN_NS}}}timerEventDefinition") is not None:
-                timers.append(target[0].get("id"))
+            target = _element(root, flow.get("targetRef"))
+            if target is not None and target.find(f"{{{BPMN_NS}}}timerEventDefinition") is not None:
+                timers.append(target.get("id"))
         if len(timers) >= 2:
             problems.append(Problem(f"event-based gateway waits on {len(timers)} timers ({', '.join(timers)}); "
                                     "SpiffWorkflow 3.2.0 would fire them all at the first timer's instant: keep "
@@ -507,8 +523,10 @@ def _own_documentation(element: etree._Element | None) -> str:
 
 
 def _documentation(root: etree._Element, bpmn_id: str) -> str:
-    found = root.xpath("//*[@id=$id]/bpmn:documentation/text()", id=bpmn_id, namespaces=NS)
-    return " ".join(found)
+    element = _element(root, bpmn_id)
+    if element is None:
+        return ""
+    return " ".join(d.text for d in element.findall(f"{{{BPMN_NS}}}documentation") if d.text)
 
 
 def load_forms(directory: Any) -> dict[str, dict]:

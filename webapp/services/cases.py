@@ -30,7 +30,7 @@ from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, 
 from ..i18n import OR, M_, message_list
 from ..store import audit
 from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User
-from . import alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
+from . import acts, alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -71,6 +71,7 @@ class CaseRun:
         # what the ledger invariants were last checked against (by the save that stored this state)
         self._ledger_checked = None if start_data is not None else self._ledger_facts(case.status == "completed")
         self._postings_checked = 0
+        self.act: acts.ActRecord | None = None  # set by begin_act: this unit of work is an officer's act
         if start_data is not None:
             self.wf = runtime.new_instance(self.loaded.parsed, start_data, self.call_handler)
         else:
@@ -79,6 +80,13 @@ class CaseRun:
                 self.wf = runtime.rebind(kept, self.call_handler)
             else:
                 self.wf = runtime.load_state(case.state_json, self.loaded.parsed, self.call_handler)
+
+    def begin_act(self) -> None:
+        """Mark this unit of work as an officer's act that can later be corrected: the case as
+        loaded, before anything of the act, is kept with it (:class:`webapp.store.models.CaseAct`,
+        written by :meth:`save`). Call it once, right after loading the case."""
+        if self.act is None and self.user is not None:
+            self.act = acts.begin(self.session, self.case, self.user)
 
     def call_handler(self, task: Any, name: str, params: dict[str, Any]) -> Any:
         """Run the handler registered as ``name`` for service task ``task`` with the diagram's
@@ -109,6 +117,8 @@ class CaseRun:
                         actor_user_id=(self.user.id if self.user and kind not in ("timer", "notification")
                                        else None),
                         detail_json=json.dumps(detail or {}, default=str))
+        if self.act is not None:
+            self.act.noted(row)
         if self._caused is not None:  # the engine is running: added after the timers that fired (run)
             self._caused.append(row)
         else:
@@ -224,6 +234,8 @@ class CaseRun:
         # written first: a case another transaction changed since this one read it fails here, as
         # a conflict (the lock version), before its ledger is checked against entries it never saw
         self.session.flush()
+        if self.act is not None:
+            self.act.record(self.session)
         if facts == self._ledger_checked and self.ledger.postings == self._postings_checked:
             # nothing posted and nothing the invariants read changed since the save that stored
             # this state checked them: the same entries against the same facts (check_invariants)
@@ -531,6 +543,7 @@ def _open_run(session: Session, user: User, case_id: int | str) -> CaseRun:
         raise Refused(M_("case %(number)s is closed (%(outcome)s)", number=case.case_number,
                          outcome=M_(case.outcome.replace("_", " "))))
     run = CaseRun(session, case, user)
+    run.begin_act()
     check_after_impoundment(run.cf, clock.now())
     return run
 

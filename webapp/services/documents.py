@@ -274,19 +274,35 @@ def sha256(html: str) -> str:
 
 # -- issuing --------------------------------------------------------------------------------------
 
-_STORED = select(CaseDocument.key, CaseDocument.kind).where(CaseDocument.case_id == bindparam("case_id")).distinct()
+_STORED = (select(CaseDocument.key, CaseDocument.kind, CaseDocument.number, CaseDocument.cancelled_at.is_(None))
+           .where(CaseDocument.case_id == bindparam("case_id")).distinct())
 
 
-def _stored(session: Session, case: Case) -> tuple[set[str], dict[str, int]]:
-    """The keys of the case's stored documents, and how many documents of each number series it
-    has (a document counts once, not per language): one query."""
+def _stored(session: Session, case: Case) -> tuple[set[str], dict[str, int], dict[str, int]]:
+    """The keys of the case's documents in force (not cancelled), how many documents of each number
+    series it has, cancelled ones included (a document counts once, not per language; a number is
+    never given twice), and how many times each act's document was issued (by its first key,
+    cancelled ones included): one query."""
     keys: set[str] = set()
-    counts: dict[str, int] = {}
-    for key, kind in session.connection().execute(_STORED, {"case_id": case.id}):  # Core: plain columns
-        keys.add(key)
-        series = SERIES.get(kind, kind)
-        counts[series] = counts.get(series, 0) + 1
-    return keys, counts
+    numbers: dict[str, set[str]] = {}
+    issues: dict[str, int] = {}
+    for key, kind, number, in_force in session.connection().execute(_STORED, {"case_id": case.id}):
+        if in_force:
+            keys.add(_act_key(key))
+        numbers.setdefault(SERIES.get(kind, kind), set()).add(number)
+        issues[_act_key(key)] = max(issues.get(_act_key(key), 0), _issue_of(key))
+    return keys, {series: len(found) for series, found in numbers.items()}, issues
+
+
+def _act_key(key: str) -> str:
+    """The key of the act a document was issued for: ``sale_receipt:1`` of ``sale_receipt:1#2``."""
+    return key.split("#", 1)[0]
+
+
+def _issue_of(key: str) -> int:
+    """1 for a document's first issue, n for ``<key>#<n>`` (issued again after a correction)."""
+    head, _, tail = key.partition("#")
+    return int(tail) if tail.isdigit() else 1
 
 
 def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user: User | None,
@@ -313,7 +329,7 @@ def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user
 
 def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
            issued_at: datetime) -> list[list[CaseDocument]]:
-    stored, counts = _stored(session, case)  # read once, before this act's rows are added
+    stored, counts, issues = _stored(session, case)  # read once, before this act's rows are added
     panchayat = session.get(Panchayat, case.panchayat_id)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
                     appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
@@ -326,10 +342,12 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
         counts[series] = counts.get(series, 0) + 1
         number = f"{case.case_number}/{KINDS[item.kind][2]}{counts[series]}"
         facts = context(session, case, cf, item, issuer, issued_at, number)
+        # the act's document was issued before and cancelled by a correction: this is its next issue
+        key = item.key if item.key not in issues else f"{item.key}#{issues[item.key] + 1}"
         rows = []
         for language in LANGUAGES:
             html = render(language, item.kind, facts)
-            rows.append(CaseDocument(case_id=case.id, key=item.key, kind=item.kind, number=number,
+            rows.append(CaseDocument(case_id=case.id, key=key, kind=item.kind, number=number,
                                      language=language, title=title_of(item.kind, language),
                                      clause=KINDS[item.kind][1], issued_at=issued_at,
                                      issued_by=user.id if user is not None else None, html=html,
@@ -371,8 +389,8 @@ def list_for_case(session: Session, case: Case) -> list[Listed]:
     rows = session.scalars(select(CaseDocument).where(CaseDocument.case_id == case.id)
                            .order_by(CaseDocument.issued_at, CaseDocument.id))
     listed: dict[str, Listed] = {}
-    for row in rows:
-        entry = listed.setdefault(row.key, Listed(row.key, row.kind, row.number, row.clause, row.issued_at, {}))
+    for row in rows:  # by number: a document cancelled by a correction and its next issue are two
+        entry = listed.setdefault(row.number, Listed(row.key, row.kind, row.number, row.clause, row.issued_at, {}))
         entry.versions[row.language] = row
     return list(listed.values())
 
@@ -402,14 +420,19 @@ def intact(session: Session, case: Case, row: CaseDocument) -> bool:
     return sha256(row.html) == row.sha256 == recorded
 
 
-def pdf_page(row: CaseDocument) -> str:
+def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata") -> str:
     """The whole HTML page the PDF is made from: the stored text as issued, the title and number
-    in the PDF's metadata, and a line with its SHA-256 after it (outside the hashed text)."""
+    in the PDF's metadata, and a line with its SHA-256 after it (outside the hashed text); a
+    document cancelled by a correction is marked CANCELLED with the reason and the instant (shown
+    in ``tz``, the Panchayat's zone)."""
+    cancelled = None
+    if row.cancelled_at is not None:  # printed with the word CANCELLED, the reason and the instant
+        cancelled = {"day": i18n.format_instant(row.cancelled_at, tz, row.language), "reason": row.cancel_reason or ""}
     return environment(row.language).get_template("_pdf.html").render(
-        html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256)
+        html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256, cancelled=cancelled)
 
 
-def pdf_bytes(row: CaseDocument) -> bytes:
+def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata") -> bytes:
     """The PDF of a stored document (:func:`pdf_page` through WeasyPrint; webapp.pdf): the same
     bytes on every reprint of the same stored text.
 
@@ -418,7 +441,7 @@ def pdf_bytes(row: CaseDocument) -> bytes:
     """
     from .. import pdf
 
-    return pdf.render(pdf_page(row))
+    return pdf.render(pdf_page(row, tz))
 
 
 def recorded_hashes(session: Session, case: Case) -> dict[str, dict[str, str]]:

@@ -34,6 +34,8 @@ TEMPLATES: dict[str, str] = {
                         "{consequence}"),
     "period_ended": N_("{case}: {period} is over; its last day was {last_day}."),
     "task_overdue": N_("{case}: the task '{task}' is overdue (due by {due_day})."),
+    "act_corrected": N_("{case}: the act '{task}' of {day} was corrected by {officer}: {reason}. The case is back as it "
+                        "was before it; its documents are cancelled and its money reversed."),
     "task_escalated": N_("{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
                       "escalated to you."),
 }

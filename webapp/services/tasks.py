@@ -173,6 +173,7 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
 
 def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, data: dict[str, Any],
               find: Any, *, objector: str | None = None) -> Case:
+    run.begin_act()
     cases.check_after_impoundment(run.cf, clock.now())
     form = runtime.spec_form_name(task_spec)
     schema = run.loaded.parsed.forms[form]

@@ -7,7 +7,7 @@ it, and :func:`verify` names the first entry that no longer matches.
 
 What is recorded, and how: a SQLAlchemy ``before_flush`` hook on every session turns each new case
 history row (task completed, timer fired, case started, refusal, notification), ledger entry,
-stored document (each language version), deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
+stored document (each language version) and its cancellation by a correction, deployed process version, new or changed user (role, Panchayat, Samiti, active: a permission
 change; a new password hash), and API token made or revoked into an entry, written in the same
 flush (one INSERT for all of them, :mod:`.append`) — so the entry commits or rolls back with the
 change itself. What an entry holds of a ledger entry, a history row and a document, and how
@@ -145,6 +145,12 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
     if isinstance(obj, CaseDocument) and new:
         return [AuditEntry(kind="document.issued", actor=_username(session, obj.issued_by, names),
                            case_id=obj.case_id, detail_json=canonical_json(records.document_detail(obj)))]
+    if isinstance(obj, CaseDocument) and _changes(obj, ("cancelled_at",)) and obj.cancelled_at is not None:
+        return [AuditEntry(kind="document.cancelled", actor=_username(session, obj.cancelled_by, names),
+                           case_id=obj.case_id, detail_json=canonical_json(
+                               {"document_id": obj.id, "number": obj.number, "language": obj.language,
+                                "sha256": obj.sha256, "reason": obj.cancel_reason,
+                                "cancelled_at": records.instant(obj.cancelled_at)}))]
     if isinstance(obj, ProcessVersion) and new:
         return [AuditEntry(kind="process.deployed", actor=obj.deployed_by, detail_json=canonical_json(
             {"process_id": obj.process_id, "version": obj.version, "content_hash": obj.content_hash,
@@ -188,7 +194,7 @@ def _before_flush(session: Session, _context: Any, _instances: Any) -> None:
             else:
                 pending.extend(_entries_for(session, obj, True, names))
         for obj in list(session.dirty):
-            if isinstance(obj, (User, ApiToken)) and session.is_modified(obj, include_collections=False):
+            if isinstance(obj, (User, ApiToken, CaseDocument)) and session.is_modified(obj, include_collections=False):
                 pending.extend(_entries_for(session, obj, False, names))
         # the other rows first: on SQLite their INSERT takes the write lock the chain head needs
         append.write(session, append.UNCHAINED)

@@ -443,3 +443,40 @@ class CaseDocument(Base):
     issued_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     html: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
+    # Set once, by a correction of the act that issued it (webapp.services.corrections): the text,
+    # number and hash stay as issued; the document is shown and printed with the word CANCELLED,
+    # the reason and the day. A document issued again after a correction has the key ``<key>#<n>``.
+    cancelled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    cancelled_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    cancel_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class CaseAct(Base):
+    """An act an officer recorded on a case (a task completed, an objection or appeal filed, a
+    death, escape or birth), with what the case was just before it, so that a clerical mistake can
+    be corrected (webapp.services.corrections; RULE130.md "Correcting a clerical mistake").
+
+    ``before`` is the case row as the act found it (engine state, case file, status, outcome, the
+    list columns), as zlib-compressed JSON. ``marks_json`` holds the highest ids of the case's
+    history rows, ledger entries, documents and task rows, and of all notifications, before the
+    act: the rows above them, up to ``last_event_id`` in the history, are the act's. ``at`` is
+    the act's one instant (UTC). Set once by a correction: ``corrected_at``, ``corrected_by``,
+    ``correction_reason``, ``correction_event_id``."""
+
+    __tablename__ = "case_act"
+    __table_args__ = (Index("ix_case_act_case", "case_id", "id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    name: Mapped[str] = mapped_column(String(200))  # as the history names it, e.g. "Record bid"
+    element_id: Mapped[str | None] = mapped_column(String(100))
+    actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    actor_role: Mapped[str | None] = mapped_column(String(32))
+    process_version_id: Mapped[int] = mapped_column(ForeignKey("process_version.id"))
+    before: Mapped[bytes] = mapped_column(LargeBinary)
+    marks_json: Mapped[str] = mapped_column(Text)
+    last_event_id: Mapped[int | None] = mapped_column(Integer)
+    corrected_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    corrected_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
+    correction_reason: Mapped[str | None] = mapped_column(Text)
+    correction_event_id: Mapped[int | None] = mapped_column(Integer)

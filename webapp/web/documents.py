@@ -14,6 +14,7 @@ from flask_login import current_user
 
 from ..app import db_session
 from ..services import cases, documents
+from ..store.models import Panchayat
 
 bp = Blueprint("documents", __name__)
 
@@ -32,6 +33,12 @@ def _find(case_id: int, document_id: int) -> tuple[Any, Any]:
     return case, documents.get_document(session, case, document_id)
 
 
+def _zone(case: Any) -> str:
+    """The time zone of the case's Panchayat (its instants are shown in it)."""
+    panchayat = db_session().get(Panchayat, case.panchayat_id)
+    return panchayat.timezone if panchayat is not None and panchayat.timezone else "Asia/Kolkata"
+
+
 @bp.route("/cases/<int:case_id>/documents/<int:document_id>")
 def page(case_id: int, document_id: int) -> Any:
     """The printable page of one document in its language: the stored text exactly as issued, with
@@ -40,15 +47,15 @@ def page(case_id: int, document_id: int) -> Any:
     session = db_session()
     other = next((v for lang, v in documents.list_for_case_key(session, case, row.key).items()
                   if lang != row.language), None)
-    return render_template("documents/page.html", case=case, doc=row, other=other,
+    return render_template("documents/page.html", case=case, doc=row, other=other, tz=_zone(case),
                            intact=documents.intact(session, case, row))
 
 
 @bp.route("/cases/<int:case_id>/documents/<int:document_id>.pdf")
 def pdf(case_id: int, document_id: int) -> Any:
     """The PDF of one document (inline, named after its number and language)."""
-    _case, row = _find(case_id, document_id)
-    body = documents.pdf_bytes(row)
+    case, row = _find(case_id, document_id)
+    body = documents.pdf_bytes(row, _zone(case))
     name = f"{row.number.replace('/', '-')}-{row.language}.pdf"
     return Response(body, mimetype="application/pdf",
                     headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "private"})

@@ -1,0 +1,218 @@
+"""Correcting a clerical mistake (RULE130.md "Correcting a clerical mistake";
+webapp.services.corrections): the case is put back exactly as the act found it — engine state,
+tasks and their holders, timers, case file — the act's ledger entries are reversed, its documents
+cancelled, who was told is told again, and the history and audit trail say so. Acts whose effects
+left the Panchayat are refused, naming what to do instead. Cows: fine 500.00, feeding 60.00 a day;
+impounded 2026-01-05 10:00 IST."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from webapp import casefile
+from webapp.errors import NotPermitted, Refused
+from webapp.services import acts, corrections, documents, tasklist, uow
+from webapp.store import audit
+from webapp.store.models import Case, CaseAct, CaseDocument, CaseTask, LedgerEntry, Notification
+
+from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
+
+D = Decimal
+
+
+@pytest.fixture
+def drive(sessions, officers, virtual_clock):
+    return Driver(sessions, officers, virtual_clock)
+
+
+def correct(drive, role="secretary", reason="recorded in the wrong case", act_id=None):
+    user = drive.officers[role]
+    with drive.sessions() as s:
+        act_id = act_id or acts.latest(s, drive.case_id).id
+    return uow.perform(drive.sessions, "correct_act", corrections.correct, user, drive.case_id, act_id, reason,
+                       case_id=drive.case_id, user=user)
+
+
+def state(drive):
+    """What a correction must put back: the case row's columns, the open task rows with their
+    holders, the ledger's balances."""
+    with drive.sessions() as s:
+        case = s.get(Case, drive.case_id)
+        columns = {name: getattr(case, name) for name in acts.COLUMNS}
+        rows = sorted((r.task_id, r.element_id, r.claimed_by, r.assigned_to)
+                      for r in s.scalars(select(CaseTask).where(CaseTask.case_id == drive.case_id,
+                                                                CaseTask.state == tasklist.READY)))
+    return columns, rows
+
+
+def test_a_wrong_death_in_a_one_animal_case_is_corrected_and_the_case_goes_on_to_its_end(drive):
+    drive.start(ONE_COW)
+    drive.move("2026-01-06T09:00:00+05:30")
+    before = state(drive)
+    drive.animal_event("death", tag="RJ-9")
+    assert (drive.case().status, drive.case().outcome) == ("completed", "closed_no_animals")
+    drive.move("2026-01-06T12:00:00+05:30")
+    correct(drive, role="pound_keeper", reason="the death was of another Panchayat's cow")
+    columns, rows = state(drive)
+    assert columns == before[0] and rows == before[1]
+    assert (drive.case().status, drive.case().outcome) == ("running", "pending")
+    assert drive.file().animals[0].died_on is None
+    last = drive.history()[-1]
+    assert (last.kind, last.name, last.actor_role) == ("correction", "Act corrected", "pound_keeper")
+    # the release window's timer was put back: it fires at midnight after 2026-01-07 and the case goes on
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    assert drive.file().notice.last_day == date(2026, 2, 8)
+    drive.move("2026-01-09T15:00:00+05:30")
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000.00"})
+    drive.fire_past(ist_midnight("2026-02-09"))
+    drive.move("2026-02-09T11:00:00+05:30")
+    drive.act("sarpanch", "ut_order_stand")
+    drive.fire_past(ist_midnight("2026-03-12"))
+    case = drive.case()
+    assert (case.status, case.outcome) == ("completed", "auction_final")
+    # F = 500; C = 60 x 5 days (01-05..01-09) = 300; the balance 11200 to the fund
+    assert drive.entries()[1:] == [("suspense", "pound_account", D("800.00"), "fine_and_feeding", "Rule 130(e)"),
+                                   ("suspense", "panchayat_fund", D("11200.00"), "balance", "Rule 130(e)")]
+
+
+def test_a_mistyped_bid_is_corrected_before_the_auction_closes_with_a_reversing_entry(drive):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    drive.move("2026-01-10T15:00:00+05:30")
+    before = state(drive)
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "1100.00"})  # meant 11000.00
+    assert [b.amount for b in drive.file().auction.bids] == [D("1100.00")]
+    drive.move("2026-01-10T15:30:00+05:30")
+    correct(drive, reason="1100 typed for 11000")
+    assert state(drive) == before
+    assert drive.file().auction.bids == []
+    with drive.sessions() as s:
+        entries = [(e.from_account, e.to_account, e.amount, e.kind, e.reversal_of is not None)
+                   for e in s.scalars(select(LedgerEntry).where(LedgerEntry.case_id == drive.case_id)
+                                      .order_by(LedgerEntry.id))]
+    # a bid below full price holds no money: nothing to reverse
+    assert entries == []
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "11000.00"})
+    assert [b.amount for b in drive.file().auction.bids] == [D("11000.00")]
+
+
+def test_a_full_price_bid_hands_the_cattle_to_the_buyer_and_is_refused_naming_what_to_do(drive):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    drive.move("2026-01-10T15:00:00+05:30")
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000.00"})
+    with pytest.raises(Refused) as info:
+        correct(drive)
+    assert "sold the cattle to Bidder B, who took them on 2026-01-10" in info.value.message
+    assert "record what happens next" in info.value.message
+    assert drive.file().sale.buyer == "Bidder B"
+
+
+def test_the_notice_is_corrected_its_documents_cancelled_and_issued_again_under_a_new_number(drive):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    before = state(drive)
+    publish(drive, full_price="1200.00")  # meant 12000.00
+    with drive.sessions() as s:
+        issued = {(d.number, d.language) for d in s.scalars(select(CaseDocument).where(
+            CaseDocument.case_id == drive.case_id))}
+    assert issued == {("RMP/2026/0001/N1", "en"), ("RMP/2026/0001/N1", "hi")}
+    drive.move("2026-01-09T12:00:00+05:30")
+    correct(drive, reason="full price typed as 1200 for 12000")
+    assert state(drive) == before
+    with drive.sessions() as s:
+        rows = list(s.scalars(select(CaseDocument).where(CaseDocument.case_id == drive.case_id)))
+        assert {(r.number, r.cancel_reason) for r in rows} == {("RMP/2026/0001/N1", "full price typed as 1200 for 12000")}
+        assert all(r.cancelled_at is not None and documents.intact(s, s.get(Case, drive.case_id), r) for r in rows)
+        page = documents.pdf_page(rows[0])
+        assert "CANCELLED" in page and "full price typed as 1200 for 12000" in page
+        assert audit.verify(s).ok
+    publish(drive, when="2026-01-09T12:30:00+05:30")
+    assert drive.file().notice.full_price == D("12000.00")
+    with drive.sessions() as s:
+        listed = documents.list_for_case(s, s.get(Case, drive.case_id))
+    assert [(d.number, d.key, bool(d.versions["en"].cancelled_at)) for d in listed] == [
+        ("RMP/2026/0001/N1", "notice", True), ("RMP/2026/0001/N2", "notice#2", False)]
+
+
+def test_the_roles_told_of_the_act_and_the_secretary_are_told_of_its_correction(drive):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    drive.move("2026-01-20T10:00:00+05:30")
+    drive.object("Objector K")  # tells the sarpanch to decide the claim
+    with drive.sessions() as s:
+        mark = s.scalar(select(Notification.id).order_by(Notification.id.desc()).limit(1))
+    correct(drive, reason="the objection was for case 0002")
+    with drive.sessions() as s:
+        told = sorted((n.user_id, n.template) for n in s.scalars(select(Notification).where(
+            Notification.id > mark)))
+        message = s.scalar(select(Notification.message).where(Notification.id > mark,
+                                                              Notification.user_id == drive.officers["sarpanch"].id))
+    assert told == [(drive.officers["sarpanch"].id, "act_corrected")]  # the secretary corrected it
+    assert "the act 'Objection filed' of Tuesday, 20 January 2026 was corrected by Secretary" in message
+    assert drive.file().objections == []
+    assert ("ut_decide_objection" not in {e for e, _ in drive.ready("sarpanch")})
+
+
+def test_only_the_latest_act_and_only_by_the_roles_the_reading_names(drive):
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    drive.move("2026-01-10T15:00:00+05:30")
+    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "5000.00"})
+    with drive.sessions() as s:
+        notice_act, bid_act = [a.id for a in acts.of_case(s, drive.case_id)]
+    with pytest.raises(NotPermitted, match="corrected by secretary; you are signed in as pound keeper"):
+        correct(drive, role="pound_keeper")
+    with pytest.raises(Refused, match="the case moved on after the act “Publish notice and open conditional auction” \\(next: “Record bid”\\)"):
+        correct(drive, act_id=notice_act)
+    with pytest.raises(Refused, match="give the reason"):
+        correct(drive, reason="  ")
+    drive.fire_past(ist_midnight("2026-01-12"))  # the auction's third day (01-11) ends: its timer fires
+    with pytest.raises(Refused, match="the case moved on after the act “Record bid” \\(next: “Third auction day ends”\\)"):
+        correct(drive, act_id=bid_act)
+
+
+def test_a_correction_after_the_time_the_reading_allows_is_refused_naming_the_last_day(drive):
+    drive.start(TWO_COWS)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.animal_event("death", tag="RJ-2")
+    drive.move("2026-01-07T09:00:00+05:30")
+    drive.animal_event("escape", tag="RJ-1")  # the last animal: the case closes
+    drive.move("2026-01-15T00:00:00+05:30")
+    with pytest.raises(Refused, match="could be corrected until 2026-01-14"):
+        correct(drive)
+    assert drive.case().status == "completed"
+
+
+def test_a_decision_is_corrected_only_by_its_maker_on_its_day_and_money_paid_out_is_refused(drive):
+    drive.start(TWO_COWS)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.act("pound_keeper", "ut_release", {"owner": "Owner M"})
+    # the owner paid in (money came in, none went out) but took the cattle away
+    with pytest.raises(Refused, match="released the cattle to their owner Owner M on 2026-01-06"):
+        correct(drive, role="pound_keeper")
+
+
+def test_a_correction_dry_run_changes_nothing(drive):
+    drive.start(ONE_COW)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.animal_event("death", tag="RJ-9")
+    before = state(drive)
+    user = drive.officers["secretary"]
+    with drive.sessions() as s:
+        act_id = acts.latest(s, drive.case_id).id
+    follows = uow.preview(drive.sessions, "correct_act", corrections.correct, user, drive.case_id, act_id,
+                          "wrong case", case_id=drive.case_id, user=user)
+    assert follows  # what follows, in words
+    assert state(drive) == before
+    with drive.sessions() as s:
+        assert s.get(CaseAct, act_id).corrected_at is None
