@@ -13,7 +13,6 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from webapp import casefile
 from webapp.errors import NotPermitted, Refused
 from webapp.services import acts, corrections, documents, tasklist, uow
 from webapp.store import audit
