@@ -23,7 +23,7 @@ from sqlalchemy import select
 from . import clock, legal_time
 from .errors import Refused, Rule130Error
 from .services.amounts import parse_amount
-from .services import alerts, cases, repository, tasks, timers, uow, users
+from .services import acts, alerts, cases, corrections, repository, tasks, timers, uow, users
 from .store import db
 from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease
 from .tariff import SPECIES
@@ -63,7 +63,16 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields,
     "deliver_to_objector": (set(), set()),
     "return_by_objector": (set(), set()),
     "pay_feeding_charges": ({"amount"}, set()),
+    "correct": ({"step", "reason"}, {"by"}),
 }
+# who takes each action (the default corrector of the act a step recorded: the role that made it)
+MAKER = {"release_by_owner": "pound_keeper", "record_death": "pound_keeper", "record_escape": "pound_keeper",
+         "record_birth": "pound_keeper", "publish_notice": "secretary", "bid": "secretary",
+         "decide_unsold": "sarpanch", "record_remittance": "receiving_officer", "file_objection": "secretary",
+         "grant_interim_delivery": "sarpanch", "decide_ownership": "sarpanch", "order_auction_stand": "sarpanch",
+         "file_appeal": "secretary", "decide_appeal": "appellate_authority", "return_by_buyer": "secretary",
+         "deliver_to_objector": "secretary", "return_by_objector": "secretary", "pay_feeding_charges": "sarpanch"}
+CORRECTOR_ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer")
 AMOUNT_FIELDS = {"full_price", "amount", "proceeds", "expenses", "security"}
 OUTCOMES = ("pending", "released_by_owner", "auction_final", "returned_to_objector", "security_forfeited",
             "closed_no_animals")
@@ -243,6 +252,16 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ScenarioError(f"{where}: proved must be true or false")
         if action == "decide_appeal" and item["decision"] not in ("upheld", "reversed"):
             raise ScenarioError(f"{where}: decision must be upheld or reversed")
+        if action == "correct":
+            earlier = item["step"]
+            if isinstance(earlier, bool) or not isinstance(earlier, int) or not 1 <= earlier < n:
+                raise ScenarioError(f"{where} (correct): step must be the number of an earlier step (1 to {n - 1})")
+            if steps[earlier - 1].do == "correct":
+                raise ScenarioError(f"{where} (correct): step {earlier} is a correction; name the step of the act")
+            if not isinstance(item["reason"], str) or not item["reason"].strip():
+                raise ScenarioError(f"{where}.reason: expected text (why the act was wrong)")
+            if "by" in item and item["by"] not in CORRECTOR_ROLES:
+                raise ScenarioError(f"{where}.by: expected one of {', '.join(CORRECTOR_ROLES)}")
         if steps and at < steps[-1].at:
             raise ScenarioError(f"{where}: steps must be in time order")
         steps.append(Step(n, at, action, item, expect_error))
@@ -427,11 +446,16 @@ def _run(scenario: Scenario, sessions, code: str) -> Result:
                            animals=c["animals"], tariff=scenario.tariff)
         mismatches: list[str] = []
         receivers: dict[str, User] = {}
+        recorded: dict[int, tuple[int, str]] = {}  # step number -> (the act it recorded, who made it)
         for step in scenario.steps:
             fire_until(sessions, case.id, virtual, step.at)
             virtual.set(step.at)
             try:
-                _perform(sessions, case.id, step, people, receivers, code)
+                if step.do == "correct":
+                    _correct(sessions, case.id, step, people, recorded)
+                else:
+                    _perform(sessions, case.id, step, people, receivers, code)
+                    _note_act(sessions, case.id, step, recorded)
                 error = None
             except Rule130Error as refused:
                 error = refused
@@ -463,6 +487,34 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
         virtual.set(max(virtual.now(), due + timedelta(microseconds=1)))
         timers.fire_case(sessions, case_id)
     raise RuntimeError("the simulated case keeps firing timers")
+
+
+def _note_act(sessions, case_id: int, step: Step, recorded: dict[int, tuple[int, str]]) -> None:
+    """Remember the act a step just recorded (for a later ``correct`` naming the step)."""
+    with sessions() as session:
+        act = acts.latest(session, case_id)
+        if act is not None and all(act.id != known for known, _ in recorded.values()):
+            recorded[step.number] = (act.id, act.actor_role or MAKER[step.do])
+
+
+def _correct(sessions, case_id: int, step: Step, people: dict[str, User],
+             recorded: dict[int, tuple[int, str]]) -> None:
+    """The ``correct`` action: the act step ``step`` recorded is corrected (webapp.services.corrections),
+    by ``by`` or else by the role that made it."""
+    f = step.fields
+    if f["step"] not in recorded:
+        raise Refused(f"step {f['step']} recorded no act to correct (it was refused)")
+    act_id, maker = recorded[f["step"]]
+    role = f.get("by") or maker
+    officer = people.get(role)
+    if officer is None:
+        with sessions() as session:
+            case = session.get(Case, case_id)
+            officer = session.get(User, case.receiving_officer_id) if case.receiving_officer_id else None
+        if officer is None:
+            raise Refused("the case has no receiving officer to correct the act")
+    uow.perform(sessions, "correct_act", corrections.correct, officer, case_id, act_id, f["reason"],
+                case_id=case_id, user=officer)
 
 
 def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
@@ -572,7 +624,8 @@ def _result(summary: dict[str, Any]) -> dict[str, Any]:
 
 def _timeline(session, case: Case, tz: str) -> list[dict[str, Any]]:
     events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id,
-                                                     CaseEvent.kind.in_(("task", "timer", "refusal", "notification"))))
+                                                     CaseEvent.kind.in_(("task", "timer", "refusal", "notification",
+                                                                         "correction"))))
     from zoneinfo import ZoneInfo
     ordered = cases.in_order(events)  # a timer due at a step's instant comes before the step
     timeline = []
