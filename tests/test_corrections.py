@@ -215,3 +215,74 @@ def test_a_correction_dry_run_changes_nothing(drive):
     assert state(drive) == before
     with drive.sessions() as s:
         assert s.get(CaseAct, act_id).corrected_at is None
+
+
+# -- the pages and the API ----------------------------------------------------------------------------
+
+def test_the_case_page_corrects_a_wrong_death_through_the_check_step(app, drive):
+    from .test_web_pages import login
+    drive.start(ONE_COW)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.animal_event("death", tag="RJ-9")
+    with drive.sessions() as s:
+        act_id = acts.latest(s, drive.case_id).id
+    client = app.test_client()
+    login(client, "pk")
+    page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
+    assert "The latest act: “Death recorded”" in page and "Check the correction" in page
+    form = {"act": str(act_id), "reason": "the cow of case 0002", "step": "check"}
+    checked = client.post(f"/cases/{drive.case_id}/corrections", data=form)
+    text = checked.get_data(as_text=True)
+    assert checked.status_code == 200 and "Correct a clerical mistake" in text
+    assert "the act “Death recorded” is undone: the case is back as it was before it" in text
+    assert "the case is open again" in text and "RJ-9 is in the pound again in the records" in text
+    assert drive.case().status == "completed"  # nothing recorded yet
+    done = client.post(f"/cases/{drive.case_id}/corrections", data={**form, "step": "confirm"})
+    assert done.status_code == 302
+    assert (drive.case().status, drive.case().outcome) == ("running", "pending")
+    page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
+    assert "The act “Death recorded” was corrected: the case is back as it was before it." in page
+    assert "Act corrected" in page
+    assert "Check the correction" not in page  # the corrected act is not offered again; no other act is left
+
+
+def test_another_panchayats_officer_gets_404_and_a_missing_reason_422_changing_nothing(app, drive):
+    from .test_web_pages import login
+    drive.start(ONE_COW)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.animal_event("death", tag="RJ-9")
+    with drive.sessions() as s:
+        act_id = acts.latest(s, drive.case_id).id
+    before = state(drive)
+    client = app.test_client()
+    login(client, "sec-khr")
+    assert client.post(f"/cases/{drive.case_id}/corrections", data={"act": act_id, "reason": "x"}).status_code == 404
+    client = app.test_client()
+    login(client, "sec")
+    refused = client.post(f"/cases/{drive.case_id}/corrections", data={"act": act_id, "reason": " ", "step": "check"})
+    assert refused.status_code == 422 and "give the reason for the correction" in refused.get_data(as_text=True)
+    assert state(drive) == before
+
+
+def test_the_api_lists_acts_and_corrects_one_with_a_dry_run_first(app, drive):
+    from .deadline_races import make_tokens
+    drive.start(ONE_COW)
+    drive.move("2026-01-06T09:00:00+05:30")
+    drive.animal_event("death", tag="RJ-9")
+    tokens = make_tokens(drive.sessions, drive.officers)
+    client = app.test_client()
+    head = {"Authorization": f"Bearer {tokens['secretary']}"}
+    listed = client.get(f"/api/v1/cases/{drive.case_id}/corrections", headers=head).get_json()
+    act_id = listed["acts"][0]["id"]
+    assert (listed["acts"][0]["name"], listed["correctable"]) == ("Death recorded", {"act": act_id, "refusal": None})
+    dry = client.post(f"/api/v1/cases/{drive.case_id}/corrections?dry_run=true", headers=head,
+                      json={"act": act_id, "reason": "wrong case"})
+    assert dry.status_code == 200 and dry.get_json()["dry_run"] is True
+    assert "the case is open again" in [f["text"] for f in dry.get_json()["follows"]]
+    assert drive.case().status == "completed"
+    done = client.post(f"/api/v1/cases/{drive.case_id}/corrections", headers=head,
+                       json={"act": act_id, "reason": "wrong case"})
+    assert done.status_code == 201 and done.get_json()["status"] == "running"
+    again = client.post(f"/api/v1/cases/{drive.case_id}/corrections", headers=head,
+                        json={"act": act_id, "reason": "wrong case"})
+    assert again.status_code == 422 and "already corrected" in again.get_json()["error"]["message"]

@@ -42,7 +42,7 @@ ACTIONS = (N_("fire timers"), N_("complete task"), N_("start case"), N_("claim t
            N_("reassign task"), N_("file objection"), N_("file appeal"), N_("record animal event"),
            N_("record death"), N_("record escape"), N_("publish notice"), N_("bid"), N_("deadline reminders"),
            N_("move case"), N_("retry incident"), N_("skip incident"), N_("deploy"), N_("redeploy"), N_("move"),
-           N_("migration"), N_("record birth"), N_("reverse entry"), N_("add tariff"),
+           N_("migration"), N_("record birth"), N_("reverse entry"), N_("correct act"), N_("add tariff"),
            # the simulator's actions (tests/scenarios/FORMAT.md), named in the history of a refusal
            N_("decide appeal"), N_("decide ownership"), N_("decide unsold"), N_("deliver to objector"),
            N_("grant interim delivery"), N_("order auction stand"), N_("pay feeding charges"),

@@ -94,6 +94,15 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
     for event in events:
         if event.kind == "timer":
             follows.append(Follow(M_("first, “%(timer)s” takes effect: its time has come", timer=M_(event.name))))
+        elif event.kind == "correction":  # webapp.services.corrections
+            detail = json.loads(event.detail_json or "{}")
+            follows.append(Follow(M_("the act “%(act)s” is undone: the case is back as it was before it",
+                                     act=M_(detail.get("act_name", "")))))
+            for number in detail.get("cancelled", []):
+                follows.append(Follow(M_("document %(number)s is cancelled: it is kept, marked CANCELLED", number=number),
+                                      _document_id(session, case.id, number)))
+    if before.status and before.status != "running" and case.status == "running":
+        follows.append(Follow(M_("the case is open again")))
     follows.extend(_file_changes(old, new))
     if old is not None:
         for key, day in cases.deadlines(new).items():
@@ -139,6 +148,10 @@ def _file_changes(old: casefile.CaseFile | None, new: casefile.CaseFile) -> list
             found.append(Follow(M_("%(animal)s is recorded as dead on %(day)s", animal=name, day=animal.died_on)))
         elif animal.escaped_on and not was.escaped_on:
             found.append(Follow(M_("%(animal)s is recorded as escaped on %(day)s", animal=name, day=animal.escaped_on)))
+        elif was.gone_on() and not animal.gone_on():
+            found.append(Follow(M_("%(animal)s is in the pound again in the records", animal=name)))
+    for animal in old.animals[len(new.animals):]:
+        found.append(Follow(M_("%(animal)s is no longer recorded as born in the pound", animal=animal.tag or f"#{animal.position}")))
     if old.living_animals() and not new.living_animals():
         found.append(Follow(M_("no animal is left in the Panchayat's custody")))
     if new.sale is not None and old.sale is None:
@@ -149,6 +162,16 @@ def _file_changes(old: casefile.CaseFile | None, new: casefile.CaseFile) -> list
     elif new.auction is not None and old.auction is None:
         found.append(Follow(M_("the conditional auction opens on %(first)s and runs to %(last)s",
                                first=new.auction.opened_on, last=new.auction.last_day)))
+    if old.auction is not None and new.auction is not None and old.auction.round == new.auction.round:
+        for bid in old.auction.bids[len(new.auction.bids):]:
+            found.append(Follow(M_("the bid of %(bidder)s for %(amount)s is struck out", bidder=bid.bidder,
+                                   amount=format_rupees(bid.amount))))
+    if old.notice is not None and new.notice is None:
+        found.append(Follow(M_("the notice is withdrawn: no notice period runs")))
+    for objection in old.objections[len(new.objections):]:
+        found.append(Follow(M_("the objection of %(name)s is struck out", name=objection.objector)))
+    for appeal in old.appeals[len(new.appeals):]:
+        found.append(Follow(M_("the appeal of %(name)s is struck out", name=appeal.appellant)))
     new_objections = [o for o in new.objections if o.objector not in {p.objector for p in old.objections}]
     for objection in new_objections:
         found.append(Follow(M_("the objection of %(name)s is recorded on %(day)s", name=objection.objector,

@@ -30,7 +30,7 @@ from .. import casefile
 from ..app import csrf, db_session, sessions
 from ..engine import runtime
 from ..errors import AlreadySubmitted, NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
-from ..services import cases, ledger, repository, tasklist, tasks, uow, users
+from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
 
 log = logging.getLogger("rule130.api")
@@ -616,6 +616,36 @@ def animal_event(case_ref: str) -> Response:
     extra = birth if kind == "birth" else {}
     case_id = _perform(action, case.id, cases.record_animal_event, _user(), case.id, kind, tag=tag,
                        position=position, **extra)
+    return _render_case(case_id, 201)
+
+
+@bp.get("/cases/<path:case_ref>/corrections")
+def case_acts(case_ref: str) -> Response:
+    """The case's acts, latest first: ``{"acts": [{"id", "name", "element_id", "at", "actor_role",
+    "corrected_at", "correction_reason"}], "correctable": {"act": id, "refusal": message | null} | null}``
+    — whether I may correct the latest act now, and if not, why."""
+    case = _resolve(case_ref)
+    session = db_session()
+    latest, refusal = corrections.correctable(session, _user(), case)
+    listed = [{"id": a.id, "name": a.name, "element_id": a.element_id, "at": a.at.isoformat(),
+               "actor_role": a.actor_role, "corrected_at": a.corrected_at.isoformat() if a.corrected_at else None,
+               "correction_reason": a.correction_reason} for a in reversed(acts.of_case(session, case.id))]
+    return jsonify({"acts": listed, "correctable": None if latest is None else {
+        "act": latest.id, "refusal": None if refusal is None else refusal.message}})
+
+
+@bp.post("/cases/<path:case_ref>/corrections")
+def correct_act(case_ref: str) -> Response:
+    """Correct a clerical mistake ``{"act": id, "reason": "..."}`` (webapp.services.corrections):
+    the case is put back as the act found it; 201 with the case."""
+    body = _body()
+    _only(body, ("act", "reason"), "a correction")
+    act_id = _optional_int(body, "act")
+    reason = _optional_text(body, "reason")
+    case = _resolve(case_ref)
+    if act_id is None:
+        raise Refused("give the id of the act to correct (GET .../corrections lists them)", {"act": "required"})
+    case_id = _perform("correct_act", case.id, corrections.correct, _user(), case.id, act_id, reason or "")
     return _render_case(case_id, 201)
 
 

@@ -21,10 +21,11 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
-from ..i18n import M_, Message, flash_message, format_rupees, translate
+from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
 from ..app import db_session, sessions
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
-from ..services import amounts, cases, documents, ledger, notifications, overview, rules, search, tasklist, tasks, uow
+from ..services import (amounts, cases, corrections, documents, ledger, notifications, overview, rules, search,
+                        tasklist, tasks, uow)
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
@@ -407,6 +408,7 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "reversed_by": ledger.reversed_by(entries), "reversible": ledger.reversible(entries),
         "parties": overview.parties(cf),
         "documents": documents.list_for_case(session, case),
+        "correction": corrections.correctable(session, user, case),
         "version": version, "marks": marks, "done": marks.done, "active": marks.active, "waiting": marks.waiting,
         "active_names": [names.get(i) or i for i in marks.active],
         "waiting_names": [names.get(i) or i for i in marks.waiting],
@@ -524,6 +526,27 @@ def reverse_entry(case_id: int) -> Any:
     return _case_act(case_id, "reverse_entry", ledger.reverse, entry_id, reason,
                      done=M_("Entry %(num)s was reversed.", num=entry_id), values=values,
                      title=M_("Reverse a ledger entry"), printed=[(_("Entry"), raw), (_("Reason"), reason)])
+
+
+@bp.route("/cases/<int:case_id>/corrections", methods=["POST"])
+def correct_act(case_id: int) -> Any:
+    """An officer corrects a clerical mistake: the case's latest act (``act``) is undone with a
+    ``reason`` (webapp.services.corrections), through the check step; a refusal comes back beside
+    the form (422)."""
+    raw, reason = request.form.get("act", ""), request.form.get("reason", "")
+    act_id = whole_number(raw)
+    values = {"act": raw, "reason": reason}
+    session = db_session()
+    case = cases.get_case(session, me(), case_id)  # another Panchayat's case: 404 before anything else
+    if act_id is None:
+        return _case_page(case_id, status=422, action="correct_act", values=values,
+                          error=_("Choose the act to correct."))
+    act = corrections.get_act(session, case, act_id)
+    when = format_instant(act.at, casefile.load(case.file_json).timezone)
+    return _case_act(case_id, "correct_act", corrections.correct, act_id, reason,
+                     done=M_("The act “%(act)s” was corrected: the case is back as it was before it.", act=M_(act.name)),
+                     values=values, title=M_("Correct a clerical mistake"),
+                     printed=[(_("Act"), f"{_(act.name)} ({when})"), (_("What was recorded wrongly"), reason)])
 
 
 @bp.route("/cases/<int:case_id>/notice")
