@@ -725,7 +725,11 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
                       {"animal": M_("unknown animal")})
     if animal.gone_on() is not None:
         raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()))
-    if (cf.sale or cf.dispatch or cf.release or cf.delivered_on is not None
+    # Out of the Panchayat's custody: with a buyer (until the buyer returns them), with a receiving
+    # officer, released, delivered, or with an objector on interim delivery (until returned). Back
+    # in custody after a return, what happens to them is recorded again (RULE130.md, "Cattle back
+    # in custody").
+    if ((cf.sale and cf.sale.returned_on is None) or cf.dispatch or cf.release or cf.delivered_on is not None
             or (cf.interim and not cf.interim.returned_on)):
         raise Refused(M_("%(animal)s is no longer in the pound", animal=animal.label))
     if kind == "birth":
