@@ -243,6 +243,7 @@ def test_the_case_page_corrects_a_wrong_death_through_the_check_step(app, drive)
     page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
     assert "The act “Death recorded” was corrected: the case is back as it was before it." in page
     assert "Act corrected" in page
+    assert 'Death recorded <strong class="cancelled">corrected</strong>' in page  # the act's row says so
     assert "Check the correction" not in page  # the corrected act is not offered again; no other act is left
 
 

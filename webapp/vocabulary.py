@@ -30,7 +30,10 @@ DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("ap
 DISPOSALS = (N_("released"), N_("sold by receiver"), N_("sent to receiver"), N_("delivered to objector"),
              N_("kept by objector"), N_("died"), N_("escaped"), N_("in pound"))
 DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"), N_("webhook"), N_("inbox"))
-HISTORY_DATA = (N_("timers fired"), N_("timers"), N_("open tasks"), N_("version"))
+HISTORY_DATA = (N_("timers fired"), N_("timers"), N_("open tasks"), N_("version"),
+                # a correction's (webapp.services.corrections)
+                N_("act"), N_("act name"), N_("act at"), N_("reason"), N_("entries reversed"), N_("reversing entries"),
+                N_("documents cancelled"), N_("told"))
 HISTORY = (N_("Cattle impounded"), N_("Appeal filed"), N_("Objection filed"), N_("Death recorded"),
            N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"), N_("Act corrected"))
 EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),

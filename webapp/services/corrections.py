@@ -243,9 +243,9 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
     event = CaseEvent(case_id=case.id, at=now, kind="correction", name="Act corrected", element_id=act.element_id,
                       actor_role=user.role, actor_user_id=user.id,
                       detail_json=json.dumps({"act": act.id, "act_name": act.name, "act_at": act.at.isoformat(),
-                                              "reason": text, "reversals": [r.id for r in reversals],
-                                              "reversed": [e.id for e in plan.entries],
-                                              "cancelled": plan.numbers, "told": plan.roles,
+                                              "reason": text, "entries_reversed": [e.id for e in plan.entries],
+                                              "reversing_entries": [r.id for r in reversals],
+                                              "documents_cancelled": plan.numbers, "told": plan.roles,
                                               "message_i18n": message_json(M_(
                                                   "the act “%(act)s” of %(day)s was corrected: %(reason)s",
                                                   act=M_(act.name), day=day, reason=text))}))

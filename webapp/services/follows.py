@@ -98,7 +98,7 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
             detail = json.loads(event.detail_json or "{}")
             follows.append(Follow(M_("the act “%(act)s” is undone: the case is back as it was before it",
                                      act=M_(detail.get("act_name", "")))))
-            for number in detail.get("cancelled", []):
+            for number in detail.get("documents_cancelled", []):
                 follows.append(Follow(M_("document %(number)s is cancelled: it is kept, marked CANCELLED", number=number),
                                       _document_id(session, case.id, number)))
     if before.status and before.status != "running" and case.status == "running":

@@ -26,7 +26,7 @@ from ..i18n import M_, Message, message_from_json
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
-from . import cases, ledger, rules
+from . import acts, cases, ledger, rules
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 ZERO = Decimal("0.00")
@@ -112,6 +112,7 @@ class AuditRow:
     role: str | None
     data: list[tuple[str, str | Decimal]]  # (key, value): a text, or Decimal rupees for an amount
     clause: str | None
+    corrected: bool = False  # a row of an act later corrected (webapp.services.corrections)
 
 
 def diagram_marks(workflow: Any) -> DiagramMarks:
@@ -305,8 +306,15 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
     if "message_i18n" in detail:  # a refusal: its message in the reader's language; the code is for programs
         detail["message"] = message_from_json(detail.pop("message_i18n"))
         detail.pop("code", None)
-    return [(str(key), value if isinstance(value, str) else "—" if value is None else json.dumps(value, ensure_ascii=False))
-            for key, value in detail.items()]
+    shown = []
+    for key, value in detail.items():
+        if isinstance(value, list) and all(isinstance(item, (str, int)) for item in value):
+            if not value:
+                continue  # an empty list (no document cancelled, no entry reversed) says nothing
+            value = ", ".join(str(item) for item in value)
+        shown.append((str(key), value if isinstance(value, str) else "—" if value is None
+                      else json.dumps(value, ensure_ascii=False)))
+    return shown
 
 
 def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[AuditRow]:
@@ -321,6 +329,9 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
     named = elements(version.bpmn_xml)
     amounts = _form_amounts(version.bpmn_xml, version.forms_json)
     choices = _form_choices(version.bpmn_xml, version.forms_json)
+    # the history rows of each corrected act: above its mark, up to its last row (webapp.services.acts)
+    undone = [(acts.marks(act)["event"], act.last_event_id or 0) for act in acts.of_case(session, case.id)
+              if act.corrected_at is not None]
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
         name = event.name
@@ -330,5 +341,7 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
                              who=names.get(event.actor_user_id), role=role,
                              data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS),
                                            choices.get(event.element_id or "", frozenset())),
-                             clause=clause_of(version, event.element_id)))
+                             clause=clause_of(version, event.element_id),
+                             corrected=event.kind in ("task", "act", "document") and
+                             any(low < event.id <= high for low, high in undone)))
     return rows
