@@ -287,3 +287,19 @@ def test_the_api_lists_acts_and_corrects_one_with_a_dry_run_first(app, drive):
     again = client.post(f"/api/v1/cases/{drive.case_id}/corrections", headers=head,
                         json={"act": act_id, "reason": "wrong case"})
     assert again.status_code == 422 and "already corrected" in again.get_json()["error"]["message"]
+
+
+# -- cattle back in custody (RULE130.md "Cattle back in custody") ---------------------------------------
+
+def test_a_death_after_an_interim_return_is_recorded_and_its_feeding_stops_that_day(drive):
+    from .test_paths import _interim_case
+    _interim_case(drive)
+    drive.move("2026-02-25T10:00:00+05:30")
+    drive.act("secretary", "ut_return_by_objector")
+    drive.move("2026-02-25T18:00:00+05:30")
+    drive.animal_event("death", tag="RJ-9")  # the only cow, back in the pound: the case closes
+    case = drive.case()
+    assert (case.status, case.outcome) == ("completed", "closed_no_animals")
+    # C = 60 x (01-05..01-10 = 6 days + the return day 02-25 = 1 day) = 420, not covered: F + C = 920
+    assert drive.summary()["fees"]["pound_feeding"] == D("420.00")
+    assert drive.summary()["fees"]["shortfall"] == D("920.00")
