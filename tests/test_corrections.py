@@ -60,8 +60,17 @@ def test_a_wrong_death_in_a_one_animal_case_is_corrected_and_the_case_goes_on_to
     assert columns == before[0] and rows == before[1]
     assert (drive.case().status, drive.case().outcome) == ("running", "pending")
     assert drive.file().animals[0].died_on is None
-    last = drive.history()[-1]
+    last, notice = drive.history()[-2:]
     assert (last.kind, last.name, last.actor_role) == ("correction", "Act corrected", "pound_keeper")
+    assert (notice.kind, notice.name) == ("document", "Notice of correction")
+    with drive.sessions() as s:
+        issued = {(d.number, d.language, d.kind) for d in s.scalars(select(CaseDocument).where(
+            CaseDocument.case_id == drive.case_id))}
+        english = s.scalar(select(CaseDocument.html).where(CaseDocument.case_id == drive.case_id,
+                                                            CaseDocument.language == "en"))
+    assert issued == {("RMP/2026/0001/C1", "en", "correction_notice"), ("RMP/2026/0001/C1", "hi", "correction_notice")}
+    assert "The act “Death recorded” recorded in this case on Tuesday, 6 January 2026 09:00" in english
+    assert "the death was of another Panchayat&#39;s cow" in english
     # the release window's timer was put back: it fires at midnight after 2026-01-07 and the case goes on
     drive.fire_past(ist_midnight("2026-01-08"))
     publish(drive)
@@ -127,7 +136,12 @@ def test_the_notice_is_corrected_its_documents_cancelled_and_issued_again_under_
     correct(drive, reason="full price typed as 1200 for 12000")
     assert state(drive) == before
     with drive.sessions() as s:
-        rows = list(s.scalars(select(CaseDocument).where(CaseDocument.case_id == drive.case_id)))
+        rows = list(s.scalars(select(CaseDocument).where(CaseDocument.case_id == drive.case_id,
+                                                         CaseDocument.kind == "notice")))
+        notice = s.scalar(select(CaseDocument.html).where(CaseDocument.case_id == drive.case_id,
+                                                          CaseDocument.kind == "correction_notice",
+                                                          CaseDocument.language == "en"))
+        assert "Documents cancelled</dt><dd class=\"cancelled\">RMP/2026/0001/N1</dd>" in notice
         assert {(r.number, r.cancel_reason) for r in rows} == {("RMP/2026/0001/N1", "full price typed as 1200 for 12000")}
         assert all(r.cancelled_at is not None and documents.intact(s, s.get(Case, drive.case_id), r) for r in rows)
         page = documents.pdf_page(rows[0])
@@ -138,7 +152,8 @@ def test_the_notice_is_corrected_its_documents_cancelled_and_issued_again_under_
     with drive.sessions() as s:
         listed = documents.list_for_case(s, s.get(Case, drive.case_id))
     assert [(d.number, d.key, bool(d.versions["en"].cancelled_at)) for d in listed] == [
-        ("RMP/2026/0001/N1", "notice", True), ("RMP/2026/0001/N2", "notice#2", False)]
+        ("RMP/2026/0001/N1", "notice", True), ("RMP/2026/0001/C1", "correction:1", False),
+        ("RMP/2026/0001/N2", "notice#2", False)]
 
 
 def test_the_roles_told_of_the_act_and_the_secretary_are_told_of_its_correction(drive):

@@ -165,7 +165,8 @@ def test_s1_notice_and_sale_receipt_pdfs_state_every_particular_in_english_and_h
     assert summary["deadlines"]["objection_last_day"] == date(2026, 2, 8)
     assert summary["sale"]["transfer_lock_until"] == date(2026, 2, 9)
     found = docs(sessions, case_id)
-    assert sorted(found) == [("notice", "en"), ("notice", "hi"), ("sale_receipt:1", "en"), ("sale_receipt:1", "hi")]
+    assert sorted(found) == [("notice", "en"), ("notice", "hi"), ("sale_receipt:1", "en"), ("sale_receipt:1", "hi"),
+                             ("stand_order", "en"), ("stand_order", "hi")]
     client = app.test_client()
     login(client, "sec")
     for key in ("notice", "sale_receipt:1"):
@@ -228,17 +229,27 @@ def test_each_document_is_issued_in_the_transaction_of_its_act_with_its_hash_in_
     with sessions() as session:
         events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case_id, CaseEvent.kind == "document")
                                  .order_by(CaseEvent.id)).all()
+        stand = found["stand_order", "en"]
         assert [(e.name, e.at) for e in events] == [("Notice of impounded cattle", notice.issued_at),
                                                     ("Receipt for auction money (conditional sale)",
-                                                     receipt.issued_at)]
+                                                     receipt.issued_at),
+                                                    ("Order that the auction stand", stand.issued_at)]
+        assert (stand.number, stand.issued_at.isoformat()) == ("RMP/2026/0001/O1", "2026-02-09T05:30:00+00:00")
         assert json.loads(events[1].detail_json) == {"document": "RMP/2026/0001/R1",
                                                      "sha256_en": receipt.sha256,
                                                      "sha256_hi": found["sale_receipt:1", "hi"].sha256}
         assert audit.verify(session).ok  # the history rows, with the hashes, are in the audit chain
         case = session.get(Case, case_id)
         assert documents.intact(session, case, session.get(CaseDocument, receipt.id))
-    # the order that the auction stand, and the timers after it, issued nothing more
-    assert len(found) == 4
+    # the order that the auction stand issued its order; the timers after it, nothing more
+    assert len(found) == 6
+    assert_states(found["stand_order", "en"], [
+        "Order that the auction stand", "No. RMP/2026/0001/O1", "Rule 130(e)",
+        "sold at the conditional auction to Bidder B for ₹12,500.00 on Saturday, 10 January 2026",
+        "Money of the sale ₹12,500.00", "Fine ₹1,000.00", "Expenses of feeding (to Monday, 9 February 2026) ₹720.00",
+        "To the cattle pound account: the fine and the expenses of feeding ₹1,720.00",
+        "To the Panchayat fund: the balance ₹10,780.00", "until the end of Wednesday, 11 March 2026"])
+    assert_states(found["stand_order", "hi"], ["नीलामी", "₹10,780.00", "₹1,720.00"])
 
 
 def test_a_refused_act_issues_no_document(sessions, officers, virtual_clock):
@@ -374,7 +385,8 @@ def assert_states(row: CaseDocument, wanted: list[str]) -> None:
 def test_s2_order_on_the_objection_and_delivery_order_after_a_sale(sessions, officers, virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s2")
     found = docs(sessions, case_id)
-    assert sorted({key for key, _ in found}) == ["delivery_order", "notice", "objection_order:1", "sale_receipt:1"]
+    assert sorted({key for key, _ in found}) == ["delivery_order", "notice", "objection_order:1", "sale_receipt:1",
+                                                 "settlement"]
     order, delivery = found["objection_order:1", "en"], found["delivery_order", "en"]
     # the sarpanch's decision at 11:00 IST on 2026-04-01; the secretary's delivery at 12:00 on 2026-05-03
     assert (order.issued_at.isoformat(), order.issued_by) == ("2026-04-01T05:30:00+00:00", officers["sarpanch"].id)
@@ -424,7 +436,7 @@ def test_s5_interim_delivery_order_then_the_delivery_with_the_security_refunded(
     case_id = run_scenario(sessions, officers, virtual_clock, "s5")
     found = docs(sessions, case_id)
     assert sorted({key for key, _ in found}) == ["delivery_order", "delivery_order:interim", "notice",
-                                                 "objection_order:1"]
+                                                 "objection_order:1", "settlement"]
     interim, delivery = found["delivery_order:interim", "en"], found["delivery_order", "en"]
     assert interim.issued_at.isoformat() == "2026-10-06T04:30:00+00:00"
     assert (interim.number, found["objection_order:1", "en"].number, delivery.number) == (
@@ -495,7 +507,11 @@ def test_s3_remittance_acknowledgement_is_issued_by_the_receiving_officers_act(a
                                                                               virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s3")
     found = docs(sessions, case_id)
-    assert sorted({key for key, _ in found}) == ["notice", "remittance"]
+    assert sorted({key for key, _ in found}) == ["dispatch_letter", "notice", "remittance", "stand_order"]
+    assert_states(found["dispatch_letter", "en"], [
+        "Letter sending unsold cattle for sale", "No. RMP/2026/0001/L1", "To: Gram Panchayat Kishanpura",
+        "By the decision of the Sarpanch of Thursday, 18 June 2026 the cattle are sent to you for sale",
+        "Remit the sale price less the expenses of sale to Gram Panchayat Rampura"])
     ack = found["remittance", "en"]
     with sessions() as session:
         from webapp.store.models import User
@@ -555,3 +571,37 @@ def test_p08_receipt_after_accepting_the_highest_bid_names_the_auctions_last_day
     with sessions() as session:
         cf = casefile.load(session.get(Case, case_id).file_json)
     assert cf.auction.closed_on == date(2026, 2, 8) and cf.sale.day == date(2026, 2, 10)
+
+
+# -- the orders and letters added with the corrections (issue 20 item 1) ------------------------------
+
+def test_s2_ends_with_the_final_settlement_with_the_owner(sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s2")
+    found = docs(sessions, case_id)
+    settlement = found["settlement", "en"]
+    assert (settlement.number, settlement.clause, settlement.issued_by) == (
+        "RMP/2026/0001/S1", "Rule 130(d)", officers["sarpanch"].id)
+    # F 400 + C 560 + Cb 4480 paid in; the buyer repaid 21000 + 4480; P = 500; C - P = 60 to the fund
+    assert_states(settlement, [
+        "Final settlement with Ramesh", "the cattle were delivered on Sunday, 3 May 2026", "Fine ₹400.00",
+        "Expenses of feeding in the pound ₹560.00", "Buyer's expenses of feeding ₹4,480.00",
+        "Paid in by the owner ₹5,440.00",
+        "To the buyer: the auction money and the expenses of feeding (condition (b)(ii)) ₹25,480.00",
+        "To the pound keeper: feeding charges ₹500.00",
+        "To the Panchayat fund: the rest of the expenses of feeding ₹60.00", "The case is closed."])
+    assert_states(found["settlement", "hi"], ["Ramesh के साथ अंतिम निपटारा", "स्वामी द्वारा जमा ₹5,440.00",
+                                              "नियम 130(घ)"])
+
+
+def test_s4_the_appellate_authoritys_decision_is_on_paper_and_signed_by_the_forum(sessions, officers,
+                                                                                  virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s4")
+    found = docs(sessions, case_id)
+    decision = found["appeal_decision:1", "en"]
+    assert (decision.number, decision.clause, decision.issued_by) == (
+        "RMP/2026/0001/P1", "Rule 130(e) proviso", officers["appellate_authority"].id)
+    assert_states(decision, [
+        "Decision on the appeal of Late Claimant", "Late Claimant appealed on Sunday, 20 September 2026",
+        "appeal dismissed: the decision stands", "Decided on Saturday, 10 October 2026",
+        "This decision on the appeal is final (Rule 130(e) proviso).", "Appellate authority: Vikas Adhikari"])
+    assert_states(found["appeal_decision:1", "hi"], ["अपील खारिज: निर्णय यथावत", "अपील प्राधिकारी: पंचायत समिति SAM1 के विकास अधिकारी"])

@@ -19,7 +19,9 @@ A correction (:func:`correct`), in one transaction at one instant:
 3. marks every document the act issued cancelled (kept as issued, shown and printed with the
    word CANCELLED, the reason and the day; :mod:`webapp.services.documents`);
 4. tells the roles that were told of the act, and the secretary;
-5. writes a ``correction`` row into the case history (and so into the hash-chained audit trail).
+5. issues a notice of correction (English and Hindi: the act, the reason, the documents cancelled,
+   the entries reversed) and writes a ``correction`` row into the case history (and so into the
+   hash-chained audit trail).
 
 An act whose effects left the Panchayat cannot be corrected (:func:`check`): money paid out to a
 person by it, or cattle handed over by it (sold, released, delivered, sent to a receiving officer).
@@ -41,7 +43,7 @@ from ..casefile import CaseFile
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import OR, M_, N_, Message, message_json, message_list
 from ..store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
-from . import acts, cases, ledger, live, notifications, tasklist
+from . import acts, cases, documents, ledger, live, notifications, tasklist
 
 CORRECTION_DAYS = 7  # calendar days after the act's day (local) within which it may be corrected
 # the role that made the act -> the roles that may correct it
@@ -250,6 +252,14 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
                                                   "the act “%(act)s” of %(day)s was corrected: %(reason)s",
                                                   act=M_(act.name), day=day, reason=text))}))
     session.add(event)
+    notice = documents.issue_correction_notice(
+        session, case, casefile.load(case.file_json), user, now,
+        {"act_id": act.id, "act": act.name, "act_at": act.at, "reason": text, "by": user.display_name or user.username,
+         "cancelled": plan.numbers, "reversed": [(e.amount, e.from_account, e.to_account) for e in plan.entries]})
+    if notice:
+        session.add(CaseEvent(case_id=case.id, at=now, kind="document", name=documents.KINDS["correction_notice"][0],
+                              element_id=act.element_id, actor_role=user.role, actor_user_id=user.id,
+                              detail_json=json.dumps(documents.history_detail(notice))))
     notifications.notify(session, case, plan.roles, ACT_CORRECTED, exclude_user_id=user.id, task=act.name,
                          day=day.isoformat(), officer=user.display_name or user.username, reason=text)
     session.flush()

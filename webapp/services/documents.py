@@ -68,9 +68,15 @@ KINDS: dict[str, tuple[str, str, str, str]] = {
     "remittance": (N_("Acknowledgement of sale proceeds remitted"), N_("Rule 130(b) proviso"), "A", "secretary"),
     "release_receipt": (N_("Receipt for fine and feeding paid on release"),
                         N_("reading: release within the 3-day window"), "R", "secretary"),
+    "stand_order": (N_("Order that the auction stand"), N_("Rule 130(e)"), "O", "sarpanch"),
+    "dispatch_letter": (N_("Letter sending unsold cattle for sale"), N_("Rule 130(b) proviso"), "L", "sarpanch"),
+    "appeal_decision": (N_("Decision on an appeal"), N_("Rule 130(e) proviso"), "P", "appellate_authority"),
+    "settlement": (N_("Final settlement with the owner"), N_("Rule 130(d)"), "S", "secretary"),
+    "correction_notice": (N_("Notice of correction"), N_("reading: correcting a clerical mistake"), "C", "secretary"),
 }
-# interim and final delivery orders are both "delivery orders" (one number series, one list heading)
-SERIES = {"interim_delivery_order": "delivery_order"}
+# one number series for the documents of one kind of paper: delivery orders (interim and final),
+# orders of the Panchayat (on an objection, that the auction stand), receipts (sale and release)
+SERIES = {"interim_delivery_order": "delivery_order", "stand_order": "objection_order"}
 
 
 # -- which documents the case file calls for ---------------------------------------------------
@@ -81,11 +87,15 @@ class Due:
     ``sale_receipt:1`` (auction round), ``objection_order:2`` (position of the objection),
     ``delivery_order:interim``, ``delivery_order``, ``remittance``, ``release_receipt``); ``kind`` is a
     key of :data:`KINDS`;
-    ``objection`` the 1-based position of the objection an order is about."""
+    ``objection`` the 1-based position of the objection an order is about, ``appeal`` that of the
+    appeal a decision is on (``appeal_decision:1``); ``stand_order``, ``dispatch_letter``,
+    ``settlement`` and ``correction:<act id>`` (issued by a correction, not by the case file) name the
+    others."""
 
     key: str
     kind: str
     objection: int | None = None
+    appeal: int | None = None
 
 
 def due(cf: CaseFile) -> list[Due]:
@@ -104,8 +114,17 @@ def due(cf: CaseFile) -> list[Due]:
     for position, objection in enumerate(cf.objections, start=1):
         if objection.decision in ("proved", "not_proved") and objection.decided_on is not None:
             found.append(Due(f"objection_order:{position}", "objection_order", position))
+    if cf.order_auction_stand_on is not None:
+        found.append(Due("stand_order", "stand_order"))
+    if cf.dispatch is not None:
+        found.append(Due("dispatch_letter", "dispatch_letter"))
+    for position, appeal in enumerate(cf.appeals, start=1):
+        if appeal.decision is not None:
+            found.append(Due(f"appeal_decision:{position}", "appeal_decision", appeal=position))
     if cf.delivered_on is not None:
         found.append(Due("delivery_order", "delivery_order"))
+    if cf.outcome == "returned_to_objector":
+        found.append(Due("settlement", "settlement"))
     return found
 
 
@@ -251,6 +270,35 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
     elif item.kind == "remittance":
         dispatch = cf.dispatch
         base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day))
+    elif item.kind == "stand_order":
+        day = cf.order_auction_stand_on
+        money = cf.sale.amount if cf.sale is not None else (cf.dispatch.net if cf.dispatch is not None else None)
+        dues = fees.fine(cf) + fees.pound_feeding(cf, day)
+        to_pound = min(money, dues) if money is not None else None
+        base.update(day=day, animals=_animals_on(cf, day), sale=cf.sale, dispatch=cf.dispatch, money=money,
+                    fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, day), dues=dues, to_pound=to_pound,
+                    to_fund=(money - to_pound) if money is not None else None,
+                    shortfall=(dues - to_pound) if money is not None else None,
+                    appeal_last_day=day + timedelta(days=cf.appeal_period_days))
+    elif item.kind == "dispatch_letter":
+        dispatch = cf.dispatch
+        base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day), auction=cf.auctions[-1] if cf.auctions else None)
+    elif item.kind == "appeal_decision":
+        appeal = cf.appeals[item.appeal - 1]
+        base.update(appeal=appeal, owner=cf.winning_objector if cf.owner_proved else None)
+    elif item.kind == "settlement":
+        rows = ledger.entries(session, case.id)
+        paid_in = sum((e.amount for e in ledger.effective(rows) if e.from_account == "objector"), Decimal("0.00"))
+        base.update(owner=cf.winning_objector, animals=_animals_on(cf, cf.delivered_on or issued_at.date()),
+                    fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, cf.delivered_on or issued_at.date()),
+                    buyer_feeding=fees.buyer_feeding(cf), paid_in=paid_in,
+                    paid_out={kind: ledger.total_to(rows, "objector", (kind,))
+                              for kind in ("security_refund", "remittance_balance")},
+                    buyer_repaid=ledger.total_to(rows, "buyer"),
+                    feeding_charges=cf.feeding_charges or Decimal("0.00"),
+                    to_fund=ledger.total_to(rows, "panchayat_fund", ("feeding_balance",)))
+    elif item.kind == "correction_notice":
+        pass  # its facts come from the correction (issue_correction_notice)
     elif item.kind == "release_receipt":
         release = cf.release
         base.update(release=release, animals=_animals_on(cf, release.day), fine=fees.fine(cf),
@@ -327,8 +375,26 @@ def issue_new(session: Session, case: Case, cf: CaseFile, before: set[str], user
         return _issue(session, case, cf, fresh, user, issued_at)
 
 
+def issue_correction_notice(session: Session, case: Case, cf: CaseFile, user: User, issued_at: datetime,
+                            correction: dict[str, Any]) -> list[CaseDocument]:
+    """Issue the notice of a correction (webapp.services.corrections) in English and Hindi, inside
+    the caller's transaction: key ``correction:<act id>``.
+
+    Args:
+        correction: ``{"act_id": int, "act": the act's name, "act_at": UTC instant, "reason": text,
+            "by": the officer's name, "cancelled": [document numbers], "reversed": [(rupees, from
+            account, to account)]}``.
+    Returns:
+        the rows issued, English first.
+    """
+    item = Due(f"correction:{correction['act_id']}", "correction_notice")
+    with session.no_autoflush:
+        issued = _issue(session, case, cf, [item], user, issued_at, extra={"correction": correction})
+    return issued[0] if issued else []
+
+
 def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
-           issued_at: datetime) -> list[list[CaseDocument]]:
+           issued_at: datetime, extra: dict[str, Any] | None = None) -> list[list[CaseDocument]]:
     stored, counts, issues = _stored(session, case)  # read once, before this act's rows are added
     panchayat = session.get(Panchayat, case.panchayat_id)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
@@ -341,7 +407,7 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
         series = SERIES.get(item.kind, item.kind)
         counts[series] = counts.get(series, 0) + 1
         number = f"{case.case_number}/{KINDS[item.kind][2]}{counts[series]}"
-        facts = context(session, case, cf, item, issuer, issued_at, number)
+        facts = {**context(session, case, cf, item, issuer, issued_at, number), **(extra or {})}
         # the act's document was issued before and cancelled by a correction: this is its next issue
         key = item.key if item.key not in issues else f"{item.key}#{issues[item.key] + 1}"
         rows = []
