@@ -430,8 +430,10 @@ def test_the_sarpanch_decides_an_objection_with_the_objector_shown(client, sessi
     text = text_of(page)
     assert "Objector (claimant of ownership): Ram Lal" in text
     html = page.get_data(as_text=True)
-    assert '<select id="f-decision" name="decision"' in html
-    assert '<option value="not_proved">not proved</option>' in html
+    # three choices: radios, none chosen (an irreversible decision is never one careless tap)
+    assert '<fieldset class="radios" id="f-decision"' in html
+    assert '<input type="radio" id="f-decision-2" name="decision" value="not_proved" required> not proved' in html
+    assert "checked" not in html.split('id="f-decision"', 1)[1].split("</fieldset>", 1)[0]
     response = complete(client, link, decision="not_proved")
     assert response.status_code == 302
     assert "Objector Ram Lal, filed Monday, 12 January 2026 — not proved (Monday, 12 January 2026)" in text_of(client.get(f"/cases/{case_id}"))
@@ -825,3 +827,32 @@ def test_the_same_new_case_form_sent_twice_records_one_case(client, sessions, vi
         assert session.scalar(select(func.count(Case.id))) == 2
     bad = client.post("/cases/new", data={**form, "submission": "x'; --"})
     assert bad.status_code == 422 and "the submission key must be 8 to 80 letters" in text_of(bad)
+
+
+def test_a_refused_form_starts_with_an_error_summary_linking_each_field_and_takes_devanagari_digits(
+        client, sessions, virtual_clock):
+    case_id = start_case_on_page(client, virtual_clock)
+    pass_release_window(sessions, virtual_clock)
+    login(client, "sec")
+    link = task_link(client, "Publish notice")
+    page = complete(client, link, objection_period_days="", full_price="12.345")
+    assert page.status_code == 422
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert doc.findtext(".//title").startswith("Error: ")
+    summary = doc.get_element_by_id("error-summary")
+    assert (summary.get("tabindex"), summary.get("autofocus"), summary.get("role")) == ("-1", "", "alert")
+    links = [(a.get("href"), a.text_content()) for a in summary.xpath(".//a")]
+    assert [href for href, _ in links] == ["#f-objection_period_days", "#f-full_price"]
+    assert all(doc.xpath(f"//*[@id='{href[1:]}']") for href, _ in links)  # each link reaches its field
+    assert "Objection period (days): this field is required" in links[0][1]
+    assert links[1][1] == "Full price of the lot (₹): too many decimals"
+    # the number field is text with a numeric keyboard: a browser keeps the digits typed in Devanagari
+    page = complete(client, link, objection_period_days="२९", full_price="12000")
+    days = lxml.html.fromstring(page.get_data(as_text=True)).get_element_by_id("f-objection_period_days")
+    assert (days.get("type"), days.get("inputmode"), days.get("value")) == ("text", "numeric", "29")
+    assert "the objection period must be at least 30 days (Rule 130(a)); 29 was given" in text_of(page)
+    assert case_file(sessions, case_id).notice is None
+    response = complete(client, link, objection_period_days="३०", full_price="१२०००")
+    assert response.status_code == 302
+    cf = case_file(sessions, case_id)
+    assert (cf.notice.objection_period_days, cf.notice.full_price) == (30, Decimal("12000.00"))

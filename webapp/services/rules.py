@@ -20,7 +20,7 @@ from ..casefile import CaseFile
 from ..engine import forms
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, message_list
-from . import users
+from . import amounts, users
 from .amounts import parse_amount
 
 Check = Callable[[Session, CaseFile, dict[str, Any], datetime], dict[str, Any]]
@@ -124,11 +124,26 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
     if unknown:
         raise Refused(M_("the form has no field %(unknown)s", unknown=', '.join(unknown)), {name: M_("unknown field") for name in unknown})
     missing = [name for name in schema.get("required", []) if name not in data]
+    # every amount that is not one is named with the missing fields, in one answer (each form
+    # error is listed at the top of the page and beside its field: webapp/templates/officer/task.html)
+    bad: dict[str, Any] = {}
+    for name in sorted(amount_fields(schema) & set(data)):
+        try:
+            amounts.parse_amount(data[name], name, M_(properties[name].get("title", name)))
+        except Refused as refused:
+            bad[name] = refused
     if missing:
         titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
-        raise Refused(M_("the form has errors: %(fields)s: this field is required",
-                         fields=message_list([M_(title) for title in titles])),
-                      {name: M_("this field is required") for name in missing})
+        errors = {name: M_("this field is required") for name in missing}
+        errors.update({name: refused.field_errors.get(name, refused.message) for name, refused in bad.items()})
+        message = M_("the form has errors: %(fields)s: this field is required",
+                     fields=message_list([M_(title) for title in titles]))
+        if bad:
+            message = M_("%(first)s; %(more)s", first=message, more=message_list([r.message for r in bad.values()], "; "))
+        raise Refused(message, errors)
+    if len(bad) > 1:
+        raise Refused(message_list([r.message for r in bad.values()], "; "),
+                      {name: refused.field_errors.get(name, refused.message) for name, refused in bad.items()})
     prepared = {k: (str(v) if k in amount_fields(schema) and not isinstance(v, (float, bool)) else v)
                 for k, v in data.items()}
     rule = CHECKS.get(form_key)

@@ -36,7 +36,8 @@ bp = Blueprint("officer", __name__)
 
 ANIMAL_ROWS = 5
 MAX_ANIMAL_ROWS = 100
-_INTEGER = re.compile(r"^\s*-?\d+\s*$")
+_INTEGER = re.compile(r"^\s*-?[0-9०-९]+\s*$")
+_DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")
 
 
 @bp.before_request
@@ -59,12 +60,17 @@ def words(identifier: str | None) -> str:
 
 # -- forms from JSON Schema -----------------------------------------------------------------------
 
+RADIO_LIMIT = 5  # choices shown as radios (all visible at once); more go in a select
+
+
 def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
     """The inputs of a task's JSON Schema form, in schema order.
 
-    string -> text input (textarea when longer than 200 characters), integer/number -> number
-    input, enum -> select; ``title`` is the label and ``description`` the help text, both shown in
-    the page's language through the catalogue (webapp/i18n_extract.py puts them there).
+    string -> text input (textarea when longer than 200 characters), integer/number -> a text
+    input for digits (ASCII or Devanagari: a number input would drop the latter), enum -> radios
+    (up to :data:`RADIO_LIMIT` choices, none chosen unless the officer chose it) or a select;
+    ``title`` is the label and ``description`` the help text, both shown in the page's language
+    through the catalogue (webapp/i18n_extract.py puts them there).
     """
     if not schema:
         return []
@@ -73,12 +79,14 @@ def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, s
     for name, prop in (schema.get("properties") or {}).items():
         kind = "text"
         if "enum" in prop:
-            kind = "select"
+            kind = "radio" if len(prop["enum"]) <= RADIO_LIMIT else "select"
         elif prop.get("type") in ("integer", "number"):
             kind = "number"
         elif rules.is_multiline(prop):
             kind = "textarea"
         value = values.get(name, prop.get("default", ""))
+        if isinstance(value, str) and kind == "number":
+            value = value.translate(_DEVANAGARI)
         fields.append({
             "name": name, "kind": kind, "label": translate(prop["title"]) if prop.get("title") else fmt_words(name),
             "help": translate(prop["description"]) if prop.get("description") else None, "required": name in required,
@@ -101,7 +109,7 @@ def submitted_form(schema: dict | None) -> dict[str, Any]:
             continue
         value = request.form.get(name, "")
         if prop.get("type") == "integer" and _INTEGER.match(value):
-            data[name] = int(value)
+            data[name] = int(value.translate(_DEVANAGARI))  # ३० is 30, as a Hindi keyboard types it
         else:
             data[name] = value.strip() if isinstance(value, str) else value
     return data
@@ -259,7 +267,7 @@ def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], 
     """The check page of a task's form: each field's label and value as recorded (a choice by its words)."""
     printed = []
     for f in form_fields(view.schema, data, {}):
-        value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] == "select" else f["value"]
+        value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] in ("select", "radio") else f["value"]
         if f["amount"]:
             value = _as_rupees(value)
         printed.append((f["label"], value))
