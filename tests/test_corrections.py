@@ -318,3 +318,30 @@ def test_a_death_after_an_interim_return_is_recorded_and_its_feeding_stops_that_
     # C = 60 x (01-05..01-10 = 6 days + the return day 02-25 = 1 day) = 420, not covered: F + C = 920
     assert drive.summary()["fees"]["pound_feeding"] == D("420.00")
     assert drive.summary()["fees"]["shortfall"] == D("920.00")
+
+
+def test_a_corrected_remittance_is_reversed_in_the_ledger_and_counts_for_nothing_in_the_receipts_register(drive):
+    from webapp.services import registers
+    from webapp.store.models import Panchayat
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
+                                               "receiver": "Gram Panchayat Kishanpura"})
+    drive.move("2026-01-20T10:00:00+05:30")
+    drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "7500.00"})
+    drive.move("2026-01-20T11:00:00+05:30")
+    correct(drive, role="receiving_officer", reason="the expenses were 750.00")
+    drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "750.00"})
+    assert drive.entries() == [
+        ("receiving_officer", "suspense", D("500.00"), "remittance", "Rule 130(b) proviso"),
+        ("suspense", "receiving_officer", D("500.00"), "reversal", "Rule 130(b) proviso"),
+        ("receiving_officer", "suspense", D("7250.00"), "remittance", "Rule 130(b) proviso")]
+    with drive.sessions() as s:
+        panchayat = s.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
+        period = registers.period(panchayat, "2026-01-01", "2026-01-31")
+        listed = registers.receipts(s, panchayat, period)
+    assert [(r.number, r.amount, r.reversed, r.counted) for r in listed] == [
+        ("RMP/2026/0001/R1", D("500.00"), True, D("0.00")), ("RMP/2026/0001/R2", D("7250.00"), False, D("7250.00"))]

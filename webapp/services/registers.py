@@ -307,13 +307,21 @@ class Receipt:
     amount: Decimal
     kind: str
     clause: str
+    reversed: bool = False  # reversed since (a correction or a ledger reversal): not money received
+
+    @property
+    def counted(self) -> Decimal:
+        """The amount as it counts in the total: nothing for a reversed receipt."""
+        return ZERO if self.reversed else self.amount
 
 
 def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Receipt]:
     """Every receipt issued in ``period``: money a party paid into one of the Panchayat's accounts
     (a ledger entry from an outside party to suspense, the pound account or the Panchayat fund), in
     the order received. A receipt's number is the case number and its place among all the case's
-    receipts (entries are never edited or removed, so the number never changes)."""
+    receipts (entries are never edited or removed, so the number never changes). A receipt whose
+    entry was reversed since (a correction, a ledger reversal) is listed, marked ``reversed``, and
+    counts for nothing in a total (:attr:`Receipt.counted`)."""
     rows = session.scalars(
         select(LedgerEntry).where(LedgerEntry.panchayat_id == panchayat.id, LedgerEntry.at >= period.start,
                                   LedgerEntry.at < period.end, LedgerEntry.to_account.in_(ACCOUNTS),
@@ -321,8 +329,11 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
         .order_by(LedgerEntry.at, LedgerEntry.id)).all()
     files = _files(session, (e.case_id for e in rows))
     ordinal = _receipt_ordinals(session, {e.case_id for e in rows})
+    undone = set(session.scalars(select(LedgerEntry.reversal_of).where(
+        LedgerEntry.reversal_of.in_([e.id for e in rows]))).all()) if rows else set()
     return [Receipt(f"{files[e.case_id][0]}/R{ordinal[e.id]}", e.at, e.case_id, files[e.case_id][0], e.from_account,
-                    party_name(files[e.case_id][1], e.from_account, e.kind), e.to_account, e.amount, e.kind, e.clause)
+                    party_name(files[e.case_id][1], e.from_account, e.kind), e.to_account, e.amount, e.kind, e.clause,
+                    reversed=e.id in undone)
             for e in rows]
 
 
@@ -515,9 +526,9 @@ def csv_table(name: str, panchayat: Panchayat, data: Any) -> tuple[list[str], li
                   r.disposal.to] for r in data])
     if name == "receipts":
         return (["receipt_number", "received_at", "case_number", "payer", "payer_name", "account", "amount", "kind",
-                 "clause"],
-                [[r.number, r.at, r.case_number, r.payer, r.payer_name, r.account, r.amount, r.kind, r.clause]
-                 for r in data])
+                 "clause", "reversed"],
+                [[r.number, r.at, r.case_number, r.payer, r.payer_name, r.account, r.amount, r.kind, r.clause,
+                  "yes" if r.reversed else ""] for r in data])
     if name == "charges":
         return (["case_number", "impounded_on", "animals", "outcome", "fine", "pound_feeding", "buyer_feeding",
                  "sale_amount", "buyer", "remittance_proceeds", "remittance_expenses", "security", "pound_account",
