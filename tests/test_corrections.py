@@ -184,7 +184,7 @@ def test_only_the_latest_act_and_only_by_the_roles_the_reading_names(drive):
     drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "5000.00"})
     with drive.sessions() as s:
         notice_act, bid_act = [a.id for a in acts.of_case(s, drive.case_id)]
-    with pytest.raises(NotPermitted, match="corrected by secretary; you are signed in as pound keeper"):
+    with pytest.raises(NotPermitted, match="corrected by the secretary; you are signed in as pound keeper"):
         correct(drive, role="pound_keeper")
     with pytest.raises(Refused, match="the case moved on after the act “Publish notice and open conditional auction” \\(next: “Record bid”\\)"):
         correct(drive, act_id=notice_act)

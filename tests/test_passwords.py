@@ -170,3 +170,13 @@ def test_demo_data_uses_a_password_that_passes_the_rule(database_url, sessions):
     assert result.exit_code == 0, result.output
     with sessions() as session:
         assert users.authenticate(session, "keeper", "kanji-house-demo") is not None
+
+
+def test_new_passwords_the_rule_refuses_are_not_guesses_and_never_lock_the_officer_out(app):
+    client = _signed_in(app)
+    weak = [client.post("/account/password", data={"current": PASSWORD, "password": "password1",
+                                                   "again": "password1"}).status_code for _ in range(6)]
+    differ = client.post("/account/password", data={"current": PASSWORD, "password": NEW, "again": NEW + "x"})
+    assert weak == [422] * 6 and differ.status_code == 422
+    assert client.post("/account/password", data={"current": PASSWORD, "password": NEW,
+                                                  "again": NEW}).status_code == 302

@@ -113,7 +113,7 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     cf_now = casefile.load(case.file_json)
     allowed = CORRECTORS.get(act.actor_role or "", ())
     if user.role not in allowed:
-        raise NotPermitted(M_("an act of the %(made_by)s is corrected by %(who)s; you are signed in as %(role)s",
+        raise NotPermitted(M_("an act of the %(made_by)s is corrected by the %(who)s; you are signed in as %(role)s",
                               made_by=M_((act.actor_role or "").replace("_", " ")),
                               who=message_list([M_(r.replace("_", " ")) for r in allowed], M_(OR)),
                               role=M_(user.role.replace("_", " "))))
@@ -233,7 +233,7 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
         book.element_id = entry.element_id
         reversals.append(book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal",
                                    clause=entry.clause, memo=f"reversal of entry {entry.id} ({entry.kind})",
-                                   reversal_of=entry.id, reason=f"correction of “{act.name}”: {text}"))
+                                   reversal_of=entry.id, reason=text))
     for row in plan.documents:
         row.cancelled_at, row.cancelled_by, row.cancel_reason = now, user.id, text
     session.flush()

@@ -296,6 +296,11 @@ def _amounts(data: list[tuple[str, str]], keys: frozenset[str],
     return shown
 
 
+# kept in a history row for the audit trail, not shown to officers: a correction's act name and
+# instant and the roles it told (its message says the act and the day in the reader's language)
+UNSHOWN = frozenset({"act_name", "act_at", "told"})
+
+
 def _data(detail_json: str) -> list[tuple[str, str]]:
     try:
         detail = json.loads(detail_json or "{}")
@@ -308,6 +313,8 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
         detail.pop("code", None)
     shown = []
     for key, value in detail.items():
+        if key in UNSHOWN:
+            continue
         if isinstance(value, list) and all(isinstance(item, (str, int)) for item in value):
             if not value:
                 continue  # an empty list (no document cancelled, no entry reversed) says nothing

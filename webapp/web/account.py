@@ -2,15 +2,16 @@
 
 A new password must pass the password rule (:func:`webapp.services.passwords.check`); changing it
 ends every other session of the officer at once (on other phones and desks), and this browser
-stays signed in with a new session. Wrong present passwords are limited like failed sign-ins
-(``LOGIN_RATE_LIMIT`` per user, :mod:`webapp.web.signin_limits`).
+stays signed in with a new session. Wrong present passwords — and only those, not new passwords
+the rule refuses — are limited like failed sign-ins (``LOGIN_RATE_LIMIT`` per user,
+:mod:`webapp.web.signin_limits`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
 from flask import session as flask_session
 from flask_login import current_user, login_required, login_user
 
@@ -46,6 +47,9 @@ def change_password() -> Any:
         session.commit()  # the new hash and, with it, a new session key: every session ends
     except Refused as refused:
         session.rollback()
+        # only a wrong present password is a guess (signin_limits counts it); a new password the
+        # rule refuses, or two that differ, is not
+        g.wrong_present_password = "current" in refused.field_errors
         return render_template("account/password.html", error=refused.message,
                                field_errors=dict(refused.field_errors)), 422
     flask_session.clear()  # this browser goes on, in a new session with the new key

@@ -31,7 +31,7 @@ import os
 import secrets
 from typing import Any
 
-from flask import Flask, current_app, request
+from flask import Flask, current_app, g, request
 from flask_limiter import Limiter
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -136,7 +136,7 @@ def install(app: Flask, limiter: Limiter) -> None:
         from flask_login import current_user
         app.view_functions["account.change_password"] = limiter.limit(
             app.config["LOGIN_RATE_LIMIT"], key_func=lambda: f"password-change:{current_user.get_id()}",
-            methods=["POST"], deduct_when=lambda response: response.status_code != 302,
+            methods=["POST"], deduct_when=lambda response: bool(g.get("wrong_present_password")),
             error_message=lambda: translate(N_(
                 "Too many wrong passwords. Wait a few minutes and try again.")))(
             app.view_functions["account.change_password"])
