@@ -114,6 +114,22 @@ def test_an_idle_browser_is_closed_and_the_next_pdf_starts_one(renderer):
     assert renderer.launches == 2
 
 
+def test_a_browser_started_in_advance_prints_the_first_pdf_and_stays_up_by_default(renderer, monkeypatch):
+    before = browsers()
+    renderer.start()  # returns at once; the browser comes up in the background
+    assert wait_until(lambda: len(browsers() - before) == 1)
+    assert pdf_text(renderer.pdf(page("<p>first</p>"))) == "first"
+    assert renderer.launches == 1 and renderer.idle_seconds is None
+    monkeypatch.setattr(pdf, "_shared", None)
+    monkeypatch.setenv("RULE130_PDF_IDLE_SECONDS", "300")
+    assert pdf.shared().idle_seconds == 300.0
+    for wrong in ("0", "-5", "ten", "nan"):
+        monkeypatch.setattr(pdf, "_shared", None)
+        monkeypatch.setenv("RULE130_PDF_IDLE_SECONDS", wrong)
+        with pytest.raises(ValueError, match="RULE130_PDF_IDLE_SECONDS must be a positive number of seconds"):
+            pdf.shared()
+
+
 def test_nothing_is_fetched_while_printing(renderer):
     asked: list[str] = []
 

@@ -8,9 +8,10 @@ One browser per process, started at the first PDF and shared by every request: a
 runs an asyncio loop that owns Playwright, the browser and one page; :func:`render` hands the page
 to that thread and waits. An ``asyncio.Lock`` lets one PDF be printed at a time. A browser that
 died (crashed, killed) is started again and the PDF retried once; one that does not answer within
-:data:`RENDER_TIMEOUT` seconds is closed, and the next PDF starts a new one. After
-:data:`IDLE_SECONDS` without a PDF the browser is closed to give its memory back (the next PDF
-starts it again, about 1 s). A forked process (gunicorn) starts its own.
+:data:`RENDER_TIMEOUT` seconds is closed, and the next PDF starts a new one. The browser stays up
+(about 0.5 GB; ``rule130 serve`` starts it at once: :meth:`Renderer.start`) unless
+``RULE130_PDF_IDLE_SECONDS`` is set: then it is closed after that many seconds without a PDF, and
+the next PDF starts it again (1–3 s). A forked process (gunicorn) starts its own.
 
 The page is printed as it is: JavaScript off, every network request refused (the page must carry
 its stylesheet; its fonts are the system's: fonts-lohit-deva, fonts-dejavu-core). The PDF is then
@@ -54,7 +55,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run", "--disable-extensions", "--mute-audio"]
 RENDER_TIMEOUT = 15.0  # seconds the browser may take for one PDF (launch included) before it is taken as hung
 WAIT_TIMEOUT = 60.0  # seconds a request waits in all, in line behind other PDFs included
-IDLE_SECONDS = 600.0  # the browser is closed after this long without a PDF
+IDLE_SECONDS = None  # by default the browser stays up (RULE130_PDF_IDLE_SECONDS closes it after that long unused)
 RETRY_AFTER = 30.0  # after a failed start, seconds during which PDFs are refused without trying again
 
 UNAVAILABLE = M_("PDF files cannot be made on this server: it needs the Chromium browser "
@@ -76,11 +77,11 @@ class Renderer:
     Args:
         executable: the Chromium executable (path).
         render_timeout: seconds one PDF may take in the browser before it is restarted.
-        idle_seconds: seconds without a PDF after which the browser is closed.
+        idle_seconds: seconds without a PDF after which the browser is closed (None: never).
     """
 
     def __init__(self, executable: str = CHROMIUM, *, render_timeout: float = RENDER_TIMEOUT,
-                 idle_seconds: float = IDLE_SECONDS) -> None:
+                 idle_seconds: float | None = IDLE_SECONDS) -> None:
         self.executable = executable
         self.render_timeout = render_timeout
         self.idle_seconds = idle_seconds
@@ -117,6 +118,14 @@ class Renderer:
             future.cancel()
             log.error("no PDF after %s s waiting (PDFs ahead of it, or a hung browser)", WAIT_TIMEOUT)
             raise PdfUnavailable(FAILED) from None
+
+    def start(self) -> None:
+        """Start the browser now, in the background (returns at once), so that the first PDF does
+        not wait for it; a failure is logged, and the first PDF tries again."""
+        if not os.path.isfile(self.executable):
+            log.warning("no Chromium at %s: PDFs will answer 503", self.executable)
+            return
+        asyncio.run_coroutine_threadsafe(self._warm(), self._ensure_loop())
 
     def close(self, timeout: float = 10.0) -> None:
         """Close the browser and Playwright and stop the thread (the next :meth:`pdf` starts them
@@ -160,7 +169,7 @@ class Renderer:
             try:
                 return await self._print_retrying(html)
             finally:
-                if self._browser is not None:
+                if self._browser is not None and self.idle_seconds is not None:
                     self._idle = asyncio.get_running_loop().call_later(
                         self.idle_seconds, lambda: asyncio.ensure_future(self._stop_locked()))
 
@@ -212,6 +221,16 @@ class Renderer:
         self._page = await context.new_page()
         self._page.set_default_timeout(self.render_timeout * 1000)
         return self._page
+
+    async def _warm(self) -> None:
+        assert self._lock is not None
+        async with self._lock:
+            try:
+                await self._ready_page()
+            except Exception as error:  # logged by _ready_page; the first PDF tries again
+                log.warning("the PDF browser did not start in advance: %s", error)
+            else:
+                log.info("PDF browser started (Chromium at %s)", self.executable)
 
     async def _stop_locked(self) -> None:
         """:meth:`_stop` once no PDF is being printed."""
@@ -360,12 +379,30 @@ _shared_lock = threading.Lock()
 
 def shared() -> Renderer:
     """The process's renderer (created at the first call, again in a forked child) for the
-    executable ``RULE130_CHROMIUM`` names (default :data:`CHROMIUM`)."""
+    executable ``RULE130_CHROMIUM`` names (default :data:`CHROMIUM`), closing its browser after
+    ``RULE130_PDF_IDLE_SECONDS`` seconds without a PDF when that is set (a positive number).
+
+    Raises:
+        ValueError: ``RULE130_PDF_IDLE_SECONDS`` is not a positive number.
+    """
     global _shared
     with _shared_lock:
         if _shared is None or _shared.pid != os.getpid():
-            _shared = Renderer(os.environ.get("RULE130_CHROMIUM") or CHROMIUM)
+            _shared = Renderer(os.environ.get("RULE130_CHROMIUM") or CHROMIUM,
+                               idle_seconds=_idle_setting(os.environ.get("RULE130_PDF_IDLE_SECONDS")))
         return _shared
+
+
+def _idle_setting(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0:
+        raise ValueError(f"RULE130_PDF_IDLE_SECONDS must be a positive number of seconds, not {text!r}")
+    return seconds
 
 
 @atexit.register
@@ -379,7 +416,8 @@ def render(html: str, created: datetime, modified: datetime | None = None) -> by
     and its stylesheet in a ``<style>`` element: nothing is fetched), printed by the process's
     Chromium (:func:`shared`) and made reproducible by :func:`finish` with the instants ``created``
     and ``modified`` (aware datetimes); tagged, A4 unless the page's ``@page`` says otherwise.
-    About 0.1–0.3 s once the browser runs; the first PDF of a process also starts it (about 1 s).
+    About 0.1–0.2 s once the browser runs; the first PDF of a process also starts it (1–3 s; 5 s on
+    a loaded machine) unless `rule130 serve` started it in advance.
 
     Raises:
         PdfUnavailable: no PDF can be made here now (Chromium or Playwright missing, the browser
