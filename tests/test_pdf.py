@@ -130,6 +130,18 @@ def test_a_browser_started_in_advance_prints_the_first_pdf_and_stays_up_by_defau
             pdf.shared()
 
 
+def test_a_browser_that_does_not_answer_in_time_is_closed_and_the_next_pdf_starts_a_new_one(renderer):
+    before = browsers()
+    assert pdf_text(renderer.pdf(page("<p>up</p>"))) == "up"
+    renderer.render_timeout = 0.001  # far too short to print
+    with pytest.raises(pdf.PdfUnavailable, match="could not be made just now"):
+        renderer.pdf(page("<p>late</p>"))
+    assert wait_until(lambda: not browsers() - before)  # that browser is closed
+    renderer.render_timeout = pdf.RENDER_TIMEOUT
+    assert pdf_text(renderer.pdf(page("<p>in time</p>"))) == "in time"
+    assert renderer.launches == 2
+
+
 def test_nothing_is_fetched_while_printing(renderer):
     asked: list[str] = []
 

@@ -53,7 +53,7 @@ CHROMIUM = "/usr/bin/chromium"  # Debian's package; RULE130_CHROMIUM names anoth
 # and the network off (and Chromium's sandbox cannot start as root or in most containers).
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-extensions", "--mute-audio"]
-RENDER_TIMEOUT = 15.0  # seconds the browser may take for one PDF (launch included) before it is taken as hung
+RENDER_TIMEOUT = 15.0  # seconds the browser may take to start, and then to print one PDF, before it is taken as hung
 WAIT_TIMEOUT = 60.0  # seconds a request waits in all, in line behind other PDFs included
 IDLE_SECONDS = None  # by default the browser stays up (RULE130_PDF_IDLE_SECONDS closes it after that long unused)
 RETRY_AFTER = 30.0  # after a failed start, seconds during which PDFs are refused without trying again
@@ -76,7 +76,8 @@ class Renderer:
 
     Args:
         executable: the Chromium executable (path).
-        render_timeout: seconds one PDF may take in the browser before it is restarted.
+        render_timeout: seconds the browser may take to start, and then to print one PDF, before
+            it is taken as hung (closed, and started again for the next PDF).
         idle_seconds: seconds without a PDF after which the browser is closed (None: never).
     """
 
@@ -177,7 +178,8 @@ class Renderer:
         """One PDF; a browser that fails (died, or its page broke) is replaced and the PDF tried once more."""
         for attempt in (1, 2):
             try:
-                return await asyncio.wait_for(self._print_once(html), self.render_timeout)
+                page = await self._ready_page()  # a launch is bounded by Playwright's own timeout
+                return await asyncio.wait_for(self._print_on(page, html), self.render_timeout)
             except PdfUnavailable:
                 raise
             except asyncio.TimeoutError:
@@ -192,8 +194,7 @@ class Renderer:
                 log.warning("Chromium failed to print a PDF (%s): starting a new browser", error)
         raise AssertionError("unreachable")
 
-    async def _print_once(self, html: str) -> bytes:
-        page = await self._ready_page()
+    async def _print_on(self, page: Any, html: str) -> bytes:
         await page.set_content(html, wait_until="load")
         return await page.pdf(print_background=True, prefer_css_page_size=True, tagged=True, format="A4")
 
@@ -417,7 +418,7 @@ def render(html: str, created: datetime, modified: datetime | None = None) -> by
     Chromium (:func:`shared`) and made reproducible by :func:`finish` with the instants ``created``
     and ``modified`` (aware datetimes); tagged, A4 unless the page's ``@page`` says otherwise.
     About 0.1–0.2 s once the browser runs; the first PDF of a process also starts it (1–3 s; 5 s on
-    a loaded machine) unless `rule130 serve` started it in advance.
+    a loaded machine) unless ``rule130 serve`` started it in advance.
 
     Raises:
         PdfUnavailable: no PDF can be made here now (Chromium or Playwright missing, the browser
