@@ -592,6 +592,7 @@ TEXT_LAYER_CASES = {
     "s5": {"notice", "objection_order", "interim_delivery_order", "delivery_order"},
     "s6": {"release_receipt"},
     "cancelled notice": {"notice"},
+    "p88": {"notice", "sale_receipt"},  # 33 head of cattle: three pages each, the list's header repeated
 }
 
 
@@ -602,9 +603,11 @@ def test_the_text_layer_cases_cover_every_kind_of_document():
 @pytest.mark.parametrize("name", sorted(TEXT_LAYER_CASES))
 def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_languages(
         name, app, sessions, officers, virtual_clock):
-    """Each PDF's text (pdftotext), page-number footers apart, is exactly: the CANCELLED line of a
-    cancelled document, the stored text, the line with its number and SHA-256 (whitespace ignored);
-    the PDF is tagged, in the document's language, and a reprint gives the same bytes."""
+    """Each PDF's text (pdftotext) is exactly: the CANCELLED line of a cancelled document, the
+    stored text, the line with its number and SHA-256 (whitespace ignored) — apart from what the
+    printed page adds: the page number at each page's foot ("2 / 3", documents.css) and, on a page
+    that continues a table, the table's header row again (Chromium repeats a ``thead``). The PDF is
+    tagged, in the document's language, and a reprint gives the same bytes."""
     if name == "cancelled notice":
         case_id = correct_the_notice(sessions, officers, virtual_clock)
     else:
@@ -614,17 +617,11 @@ def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_lan
     assert {language for _, language in found} == {"en", "hi"}
     client = app.test_client()
     login(client, "sec")
-    printed = {}
+    printed, repeats = {}, {}
     for (key, language), row in sorted(found.items()):
         response = client.get(f"/cases/{case_id}/documents/{row.id}.pdf")
         assert response.status_code == 200 and response.mimetype == "application/pdf"
         printed[key, language] = response.data
-        pages = pdf_pages(response.data)
-        text = ""
-        for number, page in enumerate(pages, start=1):  # documents.css: "n / N" at the foot of each page
-            footer = f"{number}/{len(pages)}"
-            assert squeezed(page).startswith(footer), f"{row.number} ({language}) page {number}: {page[:80]!r}"
-            text += squeezed(page)[len(footer):]
         page_html = lxml.html.document_fromstring(documents.pdf_page(row))
         [verify] = page_html.find_class("doc-verify")
         assert row.number in verify.text_content() and row.sha256 in verify.text_content()
@@ -635,13 +632,31 @@ def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_lan
             assert row.cancel_reason == "full price typed as 1200 for 12000" and row.cancel_reason in banner
             assert ("CANCELLED" if language == "en" else "निरस्त") in banner
         expected = squeezed(banner) + squeezed(text_of(row.html)) + squeezed(verify.text_content())
-        assert text == expected, f"{row.number} ({language}): the PDF reads\n{text}\nthe document\n{expected}"
+        headers = [squeezed(head.text_content()) for head in page_html.iter("thead")]
+        pages = pdf_pages(response.data)
+        text = ""
+        for number, page in enumerate(pages, start=1):
+            read = squeezed(page)
+            footer = f"{number}/{len(pages)}"  # drawn first: it leads the page's text
+            assert read.startswith(footer), f"{row.number} ({language}) page {number}: {page[:80]!r}"
+            read = read[len(footer):]
+            repeated = next((head for head in headers if number > 1 and read.startswith(head)
+                             and not expected.startswith(head, len(text))), None)
+            if repeated:
+                read = read[len(repeated):]
+                repeats[key, language] = repeats.get((key, language), 0) + 1
+            assert expected.startswith(read, len(text)), (
+                f"{row.number} ({language}) page {number}: the PDF reads\n{read}\nthe document\n{expected[len(text):]}")
+            text += read
+        assert text == expected, f"{row.number} ({language}): the PDF ends early\n{text}\nthe document\n{expected}"
         if language == "hi":
             assert re.search("[\u0900-\u097f]{20}", text)  # Devanagari in the text layer, not only Latin
         # tagged: a structure tree, marked content, the language of the document
         catalog = PdfReader(io.BytesIO(response.data)).trailer["/Root"]
         assert "/StructTreeRoot" in catalog and catalog["/MarkInfo"]["/Marked"].value is True
         assert catalog["/Lang"] == language
+    if name == "p88":  # the multi-page case did continue a table: the notice's list of cattle, on page 3
+        assert repeats == {("notice", "en"): 1, ("notice", "hi"): 1}
     # a reprint, after the other documents were printed, gives the same bytes
     for (key, language), row in sorted(found.items(), reverse=True):
         again = client.get(f"/cases/{case_id}/documents/{row.id}.pdf").data
