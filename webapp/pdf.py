@@ -96,6 +96,7 @@ class Renderer:
         self._page: Any = None
         self._idle: asyncio.TimerHandle | None = None
         self._retry_after = 0.0
+        self._last_used = 0.0  # time.monotonic() of the last PDF
 
     # -- the caller's side ----------------------------------------------------------------------
 
@@ -170,9 +171,10 @@ class Renderer:
             try:
                 return await self._print_retrying(html)
             finally:
+                self._last_used = time.monotonic()
                 if self._browser is not None and self.idle_seconds is not None:
                     self._idle = asyncio.get_running_loop().call_later(
-                        self.idle_seconds, lambda: asyncio.ensure_future(self._stop_locked()))
+                        self.idle_seconds, lambda: asyncio.ensure_future(self._stop_when_idle()))
 
     async def _print_retrying(self, html: str) -> bytes:
         """One PDF; a browser that fails (died, or its page broke) is replaced and the PDF tried once more."""
@@ -232,6 +234,15 @@ class Renderer:
                 log.warning("the PDF browser did not start in advance: %s", error)
             else:
                 log.info("PDF browser started (Chromium at %s)", self.executable)
+
+    async def _stop_when_idle(self) -> None:
+        """Close the browser if no PDF was printed for ``idle_seconds`` (one may have come in since
+        the timer fired: it then set a new timer)."""
+        assert self._lock is not None and self.idle_seconds is not None
+        async with self._lock:
+            if time.monotonic() - self._last_used >= self.idle_seconds - 0.05:  # asyncio may fire a hair early
+                self._idle = None
+                await self._stop()
 
     async def _stop_locked(self) -> None:
         """:meth:`_stop` once no PDF is being printed."""
