@@ -25,7 +25,7 @@ if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
 echo "python packages installed in .venv"
-scripts/setup-pdf.sh   # Pango and the Hindi/English fonts WeasyPrint needs for the PDF documents (apt, only what is missing)
+scripts/setup-pdf.sh "${1:-}"   # chromium and the Hindi/English fonts for the PDF documents; --test: pdftotext (apt, only what is missing)
 if [ "${1:-}" = "--test" ]; then scripts/setup-browser.sh; fi
 
 # Compiled translations (.mo) are built here, not kept in git (the app also compiles stale ones at start-up).

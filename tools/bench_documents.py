@@ -4,8 +4,9 @@ Runs scenarios s1, s2, s3 and s5 with ``rule130 simulate``'s code on fresh SQLit
 of three runs each, after a warm-up), then prints per scenario the wall time of the whole run, the
 same with no document issued (``documents.due`` answering nothing: the cost of issuing), and the
 documents issued with their stored bytes (HTML, both languages); then, for
-each stored document, the time WeasyPrint takes to make its PDF (first PDF of the process apart:
-it loads the fonts) and the PDF's size:
+each stored document, the time its PDF takes (webapp.pdf: headless Chromium; the first PDF of the
+process apart: it starts the browser) and the PDF's size (tests/bench/pdf_render.py measures the
+PDFs alone, warm and under concurrent requests):
 
     .venv/bin/python tools/bench_documents.py
 """
@@ -66,7 +67,7 @@ def main() -> None:
               f"{sum(len(r.html.encode()) for r in rows):10}")
     started = time.perf_counter()
     documents.pdf_bytes(stored[0])
-    print(f"first PDF of the process (loads the fonts): {time.perf_counter() - started:.2f} s")
+    print(f"first PDF of the process (starts the browser): {time.perf_counter() - started:.2f} s")
     print("document                     language  PDF (s)  PDF bytes  same bytes on reprint")
     times = []
     for row in stored:

@@ -86,6 +86,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
 
     from waitress import serve as waitress_serve
 
+    from . import pdf
     from .app import SecretKeyMissing, create_app, stop_timer_worker
 
     with socket.socket() as probe:
@@ -105,6 +106,11 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
         app = create_app(config)
     except SecretKeyMissing as missing:
         click.echo(f"cannot serve: {missing}", err=True)
+        sys.exit(2)
+    try:  # the PDF documents' browser starts now, in the background: the first PDF does not wait for it
+        pdf.shared().start()
+    except ValueError as invalid:
+        click.echo(f"cannot serve: {invalid}", err=True)
         sys.exit(2)
     click.echo(f"rule130 serving on http://{host}:{port}/ "
                f"({'without' if no_worker else 'with'} the timer worker)")

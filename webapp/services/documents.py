@@ -22,8 +22,9 @@ worker issue them too) and stored per language as the exact HTML text with the S
 UTF-8 bytes (:class:`~webapp.store.models.CaseDocument`). The issue is also a case history row
 whose detail holds both hashes, so it enters the hash-chained audit trail (webapp.store.audit).
 A reprint serves the stored text, never a new rendering: later changes of the tariff, the
-Panchayat's name or the templates do not alter an issued document. The PDF is WeasyPrint's
-rendering of that same stored text (webapp.pdf), byte-identical on every reprint.
+Panchayat's name or the templates do not alter an issued document. The PDF is headless
+Chromium's print of that same stored text (webapp.pdf), tagged, with a text layer that reads back as
+the document's text, and byte-identical on every reprint.
 
 A document is issued for an act *of this unit of work* only: :func:`due_keys` of the case file
 before and after the act are compared (:meth:`webapp.services.cases.CaseRun.save`), so a case
@@ -37,7 +38,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -486,28 +487,42 @@ def intact(session: Session, case: Case, row: CaseDocument) -> bool:
     return sha256(row.html) == row.sha256 == recorded
 
 
+STYLESHEET = Path(__file__).resolve().parents[1] / "static" / "documents.css"
+
+
+@cache
+def _stylesheet() -> Markup:
+    """``static/documents.css`` as text, read once (it ships with the code, as the templates do)."""
+    return Markup(STYLESHEET.read_text(encoding="utf-8"))
+
+
 def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata") -> str:
-    """The whole HTML page the PDF is made from: the stored text as issued, the title and number
-    in the PDF's metadata, and a line with its SHA-256 after it (outside the hashed text); a
-    document cancelled by a correction is marked CANCELLED with the reason and the instant (shown
-    in ``tz``, the Panchayat's zone)."""
+    """The whole HTML page the PDF is made from, self-contained (``static/documents.css`` in a
+    ``<style>`` element, nothing to fetch): the stored text as issued, the title and number in the
+    ``<title>`` and the number and SHA-256 in the ``description`` and ``keywords`` meta elements
+    (the PDF's metadata, webapp.pdf.finish), and a line with its SHA-256 after it (outside the
+    hashed text); a document cancelled by a correction is marked CANCELLED with the reason and the
+    instant (shown in ``tz``, the Panchayat's zone)."""
     cancelled = None
     if row.cancelled_at is not None:  # printed with the word CANCELLED, the reason and the instant
         cancelled = {"day": i18n.format_instant(row.cancelled_at, tz, row.language), "reason": row.cancel_reason or ""}
     return environment(row.language).get_template("_pdf.html").render(
-        html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256, cancelled=cancelled)
+        html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256, cancelled=cancelled,
+        stylesheet=_stylesheet())
 
 
 def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata") -> bytes:
-    """The PDF of a stored document (:func:`pdf_page` through WeasyPrint; webapp.pdf): the same
-    bytes on every reprint of the same stored text.
+    """The PDF of a stored document: :func:`pdf_page` printed by headless Chromium (webapp.pdf),
+    tagged, its text layer the document's text in its language. Created at the document's issue
+    (``issued_at``) and modified at its cancellation, if any: the same bytes on every reprint of
+    the same stored text (with the same Chromium, fonts and ``documents.css``).
 
     Raises:
-        webapp.pdf.PdfUnavailable: WeasyPrint or Pango is missing on this server.
+        webapp.pdf.PdfUnavailable: no PDF can be made on this server now (HTTP 503).
     """
     from .. import pdf
 
-    return pdf.render(pdf_page(row, tz))
+    return pdf.render(pdf_page(row, tz), created=row.issued_at, modified=row.cancelled_at)
 
 
 def recorded_hashes(session: Session, case: Case) -> dict[str, dict[str, str]]:

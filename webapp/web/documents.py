@@ -2,7 +2,7 @@
 
 Both answer only within the officer's scope: another Panchayat's case, or a document of another
 case, is "not found" (404), never "forbidden". The stored text is served as it is; the PDF is
-WeasyPrint's rendering of that text (503 with a message where WeasyPrint cannot run here).
+headless Chromium's print of that text (webapp.pdf; 503 with a message where no PDF can be made).
 """
 
 from __future__ import annotations
