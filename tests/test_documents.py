@@ -639,7 +639,7 @@ TEXT_LAYER_CASES = {
     "s1": {"notice", "sale_receipt", "stand_order"},
     "s2": {"notice", "sale_receipt", "objection_order", "delivery_order", "settlement"},
     "s3": {"notice", "remittance", "dispatch_letter", "stand_order"},
-    "s4": {"notice", "sale_receipt", "objection_order", "appeal_decision"},
+    "s4": {"notice", "sale_receipt", "stand_order", "appeal_decision"},
     "s5": {"notice", "objection_order", "interim_delivery_order", "delivery_order", "settlement"},
     "s6": {"release_receipt"},
     "cancelled notice": {"notice", "correction_notice"},
