@@ -53,7 +53,7 @@ def run_scenario(sessions, officers, virtual_clock, name: str, *, until_step: in
                        impounded_at=c["impounded_at"], place_seized=c["place_seized"],
                        place_impounded=c["place_impounded"], nearest_village=c["nearest_village"],
                        animals=c["animals"], tariff=scenario.tariff)
-    receivers = {}
+    receivers = {officers["receiving_officer"].display_name: officers["receiving_officer"]}  # RMP is live
     for step in scenario.steps[:until_step]:
         simulate.fire_until(sessions, case.id, virtual_clock, step.at)
         virtual_clock.set(step.at)

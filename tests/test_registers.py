@@ -190,7 +190,13 @@ def sign_in(app, username: str):
 
 @pytest.fixture
 def two_panchayats(app, database_url, sessions, officers):
-    """s1 and s2 into RMP (Samiti SAM1), s6 into KHR (the same Samiti): real money in both."""
+    """s1 and s2 into RMP (Samiti SAM1), s6 into KHR (the same Samiti): real money in both. The
+    simulator writes only into training Panchayats, so both are made training ones here (the
+    registers of a Panchayat are the same either way)."""
+    with sessions() as session:
+        for panchayat in session.scalars(select(Panchayat).where(Panchayat.code.in_(("RMP", "KHR")))):
+            panchayat.training = True
+        session.commit()
     outcomes = run_scenarios([load_scenario(SCENARIOS / "s1-no-objection-full-price.yaml"),
                               load_scenario(SCENARIOS / "s2-objection-proved-after-sale.yaml")], database_url, "RMP")
     outcomes += run_scenarios([load_scenario(SCENARIOS / "s6-released-by-owner.yaml")], database_url, "KHR")

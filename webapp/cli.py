@@ -189,12 +189,15 @@ def deliver(once: bool, database_url: str | None) -> None:
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="print the machine-readable result (for several files a list, each named by file and scenario)")
 @click.option("--database", "database_url", default=None,
-              help="run every scenario into this existing database, in one Panchayat, instead of a fresh one each")
+              help="run every scenario into this existing database, in one training Panchayat, instead of a "
+                   "fresh one each (a live Panchayat is refused)")
 @click.option("--panchayat", "panchayat_code", default=None,
-              help="the Panchayat the cases are opened in (default SIM1; created when missing)")
+              help="the training Panchayat the cases are opened in (default SIM1; created as a training "
+                   "Panchayat when missing)")
 def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None, panchayat_code: str | None) -> None:
     """Run case scenarios (tests/scenarios/FORMAT.md), each as its own case. Exit 0 all held,
-    1 a mismatch, 2 an invalid file (every file is read before any runs)."""
+    1 a mismatch, 2 an invalid file or a refused database or Panchayat (every file and the
+    database are checked before anything runs)."""
     from .simulate import ScenarioError, load_scenario, run_scenarios
 
     logging.getLogger("rule130").setLevel(logging.WARNING)  # the timeline says what fired
@@ -300,14 +303,18 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
 @click.option("--district", default="")
 @click.option("--timezone", "tz", default="Asia/Kolkata", show_default=True)
 @click.option("--appeal-period-days", default=30, show_default=True, type=int)
+@click.option("--training", is_flag=True,
+              help="a training Panchayat: the only kind `rule130 simulate --database` writes into (set once, for good)")
 @database_option
 def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, appeal_period_days: int,
-                     database_url: str | None) -> None:
-    """Add a Gram Panchayat (its code prefixes its case numbers)."""
+                     training: bool, database_url: str | None) -> None:
+    """Add a Gram Panchayat (its code prefixes its case numbers); with --training, a training one."""
     from .services import users
 
-    _in_transaction(database_url, users.create_panchayat, code, name, samiti, district, tz, appeal_period_days)
-    click.echo(f"Panchayat {code} created")
+    _in_transaction(database_url, users.create_panchayat, code, name, samiti, district, tz, appeal_period_days,
+                    training=training)
+    click.echo(f"training Panchayat {code} created (the simulator may write into it)" if training
+               else f"Panchayat {code} created")
 
 
 @main.command("create-user")

@@ -104,6 +104,26 @@ class LaggingClock:
         return self.base.now() - self.lag
 
 
+class NotAheadOfRealTime:
+    """Another clock, never read ahead of the wall clock: ``min(base.now(), the system clock)``.
+
+    The long-running timer worker and the delivery loop read through it
+    (:func:`webapp.services.timers.run_worker`, :func:`webapp.services.deliveries.run_loop`), so
+    that in a live database no timer fires, and no reminder is sent, before its instant on the real
+    clock, whatever clock the thread was given (a virtual clock installed by mistake moves nothing
+    early; one behind the wall clock, as the tests and the demo use, is read as it is).
+
+    Args:
+        base: the clock to follow while it is not ahead of the wall clock.
+    """
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+
+    def now(self) -> datetime:
+        return min(self.base.now(), datetime.now(timezone.utc))
+
+
 def _aware(instant: datetime) -> datetime:
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"a naive datetime is not an instant: {instant!r}")

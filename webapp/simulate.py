@@ -1,5 +1,7 @@
 """The case simulator: run a scenario file (tests/scenarios/FORMAT.md) through the real diagram,
-engine and services on a fresh database with a virtual clock.
+engine and services on a fresh database with a virtual clock, or into an existing database's
+training Panchayat (never a live one: :func:`run_scenarios`). Its officers are users it made,
+who cannot sign in (webapp.services.users.create_simulator_user).
 
 Timers due at or before a step's ``at`` fire first (the clock just past each due instant); the
 step then acts at its exact ``at``. After the last step the clock runs on through every armed
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from . import clock, legal_time
 from .errors import Refused, Rule130Error
@@ -289,7 +291,8 @@ class Result:
     case_number: str = ""  # e.g. SIM1/2026/0001
 
 
-SIMULATOR_HASH = "pbkdf2:sha256:1000"  # throw-away users that never log in
+# the simulator's officers (users the simulator made: webapp.services.users.create_simulator_user),
+# named ``<name>-<Panchayat code>``; its receiving officers are ``sim-receiver-<code>-<n>``
 ROLE_USERS = {"pound_keeper": "sim-pound-keeper", "secretary": "sim-secretary", "sarpanch": "sim-sarpanch",
               "appellate_authority": "sim-appellate"}
 DEFAULT_PANCHAYAT = "SIM1"  # the simulator's Panchayat (Samiti SIMS1) when none is named
@@ -298,10 +301,11 @@ DEFAULT_PANCHAYAT = "SIM1"  # the simulator's Panchayat (Samiti SIMS1) when none
 def run_scenario(scenario: Scenario, database_url: str | None = None, panchayat_code: str | None = None) -> Result:
     """Run ``scenario`` on a fresh temporary SQLite database, or into the existing ``database_url``.
 
-    The case is opened in the Panchayat ``panchayat_code`` (default :data:`DEFAULT_PANCHAYAT`),
-    created with the scenario's time zone and settings when the database has none of that code.
+    The case is opened in the training Panchayat ``panchayat_code`` (default
+    :data:`DEFAULT_PANCHAYAT`), created as a training Panchayat with the scenario's time zone and
+    settings when the database has none of that code.
     Raises:
-        ScenarioError: the Panchayat exists with another time zone or settings than the scenario's.
+        ScenarioError: as :func:`run_scenarios`.
     """
     return run_scenarios([scenario], database_url, panchayat_code)[0]
 
@@ -314,10 +318,20 @@ def run_scenarios(scenarios: list[Scenario], database_url: str | None = None,
     (``panchayat_code``, default :data:`DEFAULT_PANCHAYAT`; its cases are numbered on from the
     Panchayat's sequence), so the Panchayat's registers and statement cover them all
     (webapp.services.registers). Without it, each runs on a fresh temporary database of its own.
-    Every scenario is checked against the Panchayat before any runs, so a misfit changes nothing.
+
+    The simulator moves a virtual clock and fires its cases' timers at virtual instants, so it
+    writes only into a training Panchayat (``panchayat.training``): an existing one, or one it
+    creates (as training) when the code is new. A live Panchayat is refused, whatever it holds.
+    Everything is checked before anything runs (the database, its schema, the Panchayat, every
+    scenario against it), so a refusal changes nothing.
     Raises:
-        ScenarioError: a scenario's time zone or settings differ from the Panchayat's (the first
-            scenario's, when the Panchayat does not exist yet), or the code is not 1-16 letters/digits.
+        ScenarioError: the code is not 1-16 letters/digits; ``database_url`` cannot be opened, is
+            served by a running timer worker, or has an older or newer schema than this code
+            (``rule130 init-db`` upgrades it; an empty database is set up here); the Panchayat is a
+            live one (the message names it and the real cases and officers it holds); a user name
+            the simulator needs is taken by a user it did not make; a scenario's time zone or
+            settings differ from the Panchayat's (the first scenario's, when the Panchayat does not
+            exist yet).
     """
     code = panchayat_code or DEFAULT_PANCHAYAT
     if not (code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
@@ -357,17 +371,73 @@ def _check_database(url: str) -> None:
 
 
 def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
-    db.upgrade(url)
     engine = db.make_engine(url)
     try:
+        _check_schema(engine, url)
         sessions = db.session_factory(engine)
         with sessions() as session:
             _no_live_worker(session)
-            existing = session.scalar(select(Panchayat).where(Panchayat.code == code))
+            existing = _check_panchayat(session, code)
             _check_fit(scenarios, existing, code)
         return [_run(scenario, sessions, code) for scenario in scenarios]
     finally:
         engine.dispose()
+
+
+def _check_schema(engine, url: str) -> None:
+    """Set up an empty database (Alembic, as ``rule130 init-db``); refuse one whose schema is not
+    this code's newest revision, before anything is written to it (an upgrade is ``init-db``'s
+    work, with the server stopped, not a side effect of a simulation).
+
+    Raises:
+        ScenarioError: naming the database's revision and the expected one.
+    """
+    revision, has_tables = db.schema_revision(engine)
+    head = db.head_revision()
+    if revision == head:
+        return
+    if revision is None and not has_tables:
+        db.upgrade(url)
+        return
+    found = f"at schema revision {revision}" if revision else "tables but no rule130 schema revision"
+    raise ScenarioError(f"--database: {url!r} has {found}, and this rule130 needs {head}; upgrade it first with "
+                        f"rule130 init-db --database URL (the server stopped), or run into a new database; "
+                        "nothing was changed")
+
+
+def _check_panchayat(session, code: str) -> Panchayat | None:
+    """The Panchayat ``code`` if the simulator may write into it (a training one), None if it does
+    not exist yet (the simulator creates it as training); the simulator's user names must be free
+    or its own.
+
+    Raises:
+        ScenarioError: a live Panchayat, in one sentence naming it and what it holds (its cases
+            not started by the simulator's users, its users not made by the simulator); a user name
+            the simulator needs that belongs to a user it did not make.
+    """
+    panchayat = session.scalar(select(Panchayat).where(Panchayat.code == code))
+    if panchayat is not None and not panchayat.training:
+        simulated = select(User.id).where(User.simulated.is_(True))
+        by_simulator = select(CaseEvent.case_id).where(CaseEvent.kind == "start",
+                                                       CaseEvent.actor_user_id.in_(simulated))
+        cases_held = session.scalar(select(func.count(Case.id)).where(Case.panchayat_id == panchayat.id,
+                                                                      Case.id.not_in(by_simulator))) or 0
+        officers = session.scalar(select(func.count(User.id)).where(User.panchayat_id == panchayat.id,
+                                                                    User.simulated.is_(False))) or 0
+        held = [f"{n} real {word}{'' if n == 1 else 's'}" for n, word in ((cases_held, "case"), (officers, "officer"))
+                if n]
+        what = (f"it holds {' and '.join(held)}" + (" (users not made by the simulator)" if officers else "")
+                if held else "it holds no real case or officer yet, but it is not a training Panchayat")
+        raise ScenarioError(f"the Panchayat {code} ({panchayat.name}) is a live Panchayat: {what}; the simulator "
+                            "writes only into a training Panchayat (rule130 create-panchayat CODE --training) or "
+                            "into a new one it creates (--panchayat NEWCODE), so nothing was changed")
+    for name in ROLE_USERS.values():
+        user = session.scalar(select(User).where(func.lower(User.username) == f"{name}-{code}".lower()))
+        if user is not None and not user.simulated:
+            raise ScenarioError(f"the user {user.username} exists and was not made by the simulator, which needs "
+                                f"that name for Panchayat {code}; run into another Panchayat (--panchayat CODE), "
+                                "so nothing was changed")
+    return panchayat
 
 
 def _no_live_worker(session) -> None:
@@ -410,26 +480,48 @@ def _check_fit(scenarios: list[Scenario], existing: Panchayat | None, code: str)
 
 
 def _people(session, code: str, scenario: Scenario) -> dict[str, User]:
-    """The simulator's officers of Panchayat ``code`` (created, with the Panchayat, when missing)."""
-    panchayat = session.scalar(select(Panchayat).where(Panchayat.code == code))
+    """The simulator's officers of the training Panchayat ``code`` (created, with the Panchayat as a
+    training one, when missing): users the simulator made, who cannot sign in.
+
+    Raises:
+        ScenarioError: the Panchayat is live, or a user name is another user's (checked before the
+            run by :func:`_check_panchayat`; checked again here, where the writing starts).
+    """
+    panchayat = _check_panchayat(session, code)
     if panchayat is None:
         samiti = f"SIMS{code[3:]}" if code.startswith("SIM") and code[3:] else f"SIMS-{code}"
         tz, appeal, returns = _settings(scenario)
         panchayat = users.create_panchayat(session, code, f"Simulated Panchayat {code}", samiti, timezone=tz,
-                                           appeal_period_days=appeal)
+                                           appeal_period_days=appeal, training=True)
         panchayat.return_period_days = returns
     people = {}
     for role, name in ROLE_USERS.items():
         username = f"{name}-{code}"
         user = session.scalar(select(User).where(User.username == username))
         if user is None:
-            user = users.create_user(session, username, "simulator-pass", role,
-                                     display_name=role.replace("_", " "),
-                                     panchayat_code=code if role != "appellate_authority" else None,
-                                     samiti_code=panchayat.samiti_code if role == "appellate_authority" else None,
-                                     password_method=SIMULATOR_HASH)
+            user = users.create_simulator_user(
+                session, username, role, display_name=role.replace("_", " "),
+                panchayat_code=code if role != "appellate_authority" else None,
+                samiti_code=panchayat.samiti_code if role == "appellate_authority" else None)
         people[role] = user
     return people
+
+
+def _receiver(session, name: str, code: str) -> User:
+    """The receiving officer the simulator made under the display name ``name`` (one per name,
+    across scenarios and Panchayats), made now when there is none. Never a real receiving officer:
+    a training case is never sent to a real person."""
+    from .casefile import name_key
+
+    made = session.scalars(select(User).where(User.role == "receiving_officer", User.simulated.is_(True),
+                                              User.active.is_(True)).order_by(User.id))
+    found = next((user for user in made if name_key(user.display_name) == name_key(name)), None)
+    if found is not None:
+        return found
+    taken = set(session.scalars(select(User.username).where(User.username.like(f"sim-receiver-{code}-%"))))
+    number = next(n for n in range(1, len(taken) + 2) if f"sim-receiver-{code}-{n}" not in taken)
+    return users.create_simulator_user(session, f"sim-receiver-{code}-{number}", "receiving_officer",
+                                       display_name=name)
 
 
 def _run(scenario: Scenario, sessions, code: str) -> Result:
@@ -546,15 +638,10 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
             receiver = str(f["receiver"])
             if receiver not in receivers:
                 with sessions() as session:  # one receiving officer per name, across scenarios too
-                    user = users.by_display_name(session, receiver, "receiving_officer")
-                    if user is None:
-                        count = len(session.scalars(select(User.id).where(User.role == "receiving_officer")).all())
-                        user = users.create_user(session, f"sim-receiver-{code}-{count + 1}",
-                                                 "simulator-pass", "receiving_officer", display_name=receiver,
-                                                 password_method=SIMULATOR_HASH)
-                        session.commit()
-                receivers[receiver] = user
-            act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receiver})
+                    receivers[receiver] = _receiver(session, receiver, code)
+                    session.commit()
+            # by user name: the one meant, even where a real officer has the same display name
+            act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receivers[receiver].username})
     elif step.do == "record_remittance":
         with sessions() as session:
             case = session.get(Case, case_id)

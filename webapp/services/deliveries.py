@@ -221,8 +221,16 @@ def run_loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings
     set; sleep until the next due attempt (at most ``max_sleep`` s).
 
     Several loops may run at once (each claim is a compare-and-set); database errors are logged and
-    retried on the next pass.
+    retried on the next pass. The loop never reads the clock ahead of the wall clock
+    (:class:`webapp.clock.NotAheadOfRealTime`): no reminder is sent before its instant.
     """
+    with clock.installed(clock.NotAheadOfRealTime(clock.current())):
+        _loop(sessions, settings, stop, max_sleep)
+
+
+def _loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings, stop: threading.Event,
+          max_sleep: float) -> None:
+    """:func:`run_loop` on the clock it installed."""
     log.info("notification delivery started")
     while not stop.is_set():
         try:

@@ -44,7 +44,7 @@ TEMPLATES: dict[str, str] = {
 def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
     """The active officers of ``roles`` who may see ``case`` (:func:`users.can_see`: its
     Panchayat's, its Samiti's, the installation's administrators, the receiving officer it names),
-    ordered by user id. The officers who may hear of the case are read once per transaction (one
+    ordered by user id; the users the simulator made only for a training Panchayat's case. The officers who may hear of the case are read once per transaction (one
     query, :func:`_officers`) and chosen from by role."""
     wanted = set(roles)
     return [user for user in _officers(session, case) if user.role in wanted and users.can_see(session, user, case)]
@@ -52,10 +52,13 @@ def recipients(session: Session, case: Case, roles: list[str]) -> list[User]:
 
 # Every active user who may hear of a case of Panchayat :panchayat_id (its officers, its Samiti's,
 # the installation's, and the receiving officer :receiver_id), with their channel choices (none:
-# inbox only, for deliveries.preferences); built once.
+# inbox only, for deliveries.preferences); the users the simulator made only when that Panchayat is
+# a training one (they never hear of a live Panchayat's case); built once.
 _OFFICERS = (select(User, NotificationPreference)
              .outerjoin(NotificationPreference, NotificationPreference.user_id == User.id)
              .where(User.active.is_(True),
+                    or_(User.simulated.is_(False),
+                        select(Panchayat.training).where(Panchayat.id == bindparam("panchayat_id")).scalar_subquery()),
                     or_(User.panchayat_id == bindparam("panchayat_id"),
                         User.samiti_code == select(Panchayat.samiti_code)
                         .where(Panchayat.id == bindparam("panchayat_id")).scalar_subquery(),

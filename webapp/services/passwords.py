@@ -96,6 +96,12 @@ def known_words(session: Session, username: str, display_name: str | None, panch
     return words
 
 
+def simulated_refusal(username: str) -> Message:
+    """Why a user the simulator made gets neither a password nor an API token (a catalogue message)."""
+    return M_("the user %(name)s was made by the simulator and cannot sign in: it has no password and gets no "
+              "API token", name=username)
+
+
 def set_password(session: Session, username: str, password: str, *, current: str | None = None,
                  method: str = "scrypt") -> User:
     """Give the user ``username`` a new password (hashed with werkzeug's ``method``); the caller
@@ -106,12 +112,15 @@ def set_password(session: Session, username: str, password: str, *, current: str
         current: when given (the officer's own page), the user's present password, checked first.
     Raises:
         NotFound: no such user.
-        Refused: ``current`` is not the present password, or the new one breaks the rule
-            (:func:`check`), or it is the present password again.
+        Refused: the user was made by the simulator (it never has a password), ``current`` is not
+            the present password, or the new one breaks the rule (:func:`check`), or it is the
+            present password again.
     """
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
         raise NotFound(M_("no user %(name)s", name=username))
+    if user.simulated:
+        raise Refused(simulated_refusal(user.username))
     if current is not None and not check_password_hash(user.password_hash, current):
         raise Refused(M_("the present password is not right"), {"current": M_("not right")})
     check(password, known_words(session, user.username, user.display_name, user.panchayat_id))

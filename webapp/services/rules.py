@@ -270,7 +270,9 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
         return data
     if choice in ("neighbouring_panchayat", "cattle_fair"):
         receiver = _require_text(data, "receiver", M_("the receiving officer"))
-        user = users.by_display_name(session, receiver, "receiving_officer")
+        # the users the simulator made are receiving officers of training Panchayats' cases only
+        user = users.by_display_name(session, receiver, "receiving_officer",
+                                     include_simulated=users.is_training_case(session, cf.case_number))
         if user is None:
             raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id

@@ -499,7 +499,7 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
 
     Args:
         officer: the user name or display name of an active officer of the same Panchayat whose
-            role is the task's lane.
+            role is the task's lane (never a user the simulator made: such a user cannot sign in).
     Returns the row, now claimed by and assigned to that officer; the case history records it.
     Raises:
         NotPermitted: not a sarpanch. NotFound: no such case or task in your Panchayat.
@@ -517,7 +517,8 @@ def reassign(session: Session, user: User, case_id: int | str, task_id: str, off
                       {"officer": M_("not a Panchayat task")})
     name = (officer or "").strip()
     candidates = list(session.scalars(select(User).where(User.panchayat_id == case.panchayat_id,
-                                                         User.role == row.lane, User.active.is_(True))
+                                                         User.role == row.lane, User.active.is_(True),
+                                                         User.simulated.is_(False))  # they never sign in
                                       .order_by(User.username)))
     # a user name names one officer; a display name may be shared, and then names nobody in particular
     target = next((u for u in candidates if name and name == u.username), None)
@@ -555,12 +556,13 @@ def _json(value: dict[str, Any]) -> str:
 
 def officers_by_lane(session: Session, user: User) -> dict[str, list[User]]:
     """For the sarpanch: the active officers of the Panchayat by role, to whom a task may be
-    reassigned; for anyone else an empty dict."""
+    reassigned (not the users the simulator made, who never sign in); for anyone else an empty dict."""
     if user.role != "sarpanch" or user.panchayat_id is None:
         return {}
     found: dict[str, list[User]] = {}
     for officer in session.scalars(select(User).where(User.panchayat_id == user.panchayat_id,
-                                                      User.role.in_(users.PANCHAYAT_ROLES), User.active.is_(True))
+                                                      User.role.in_(users.PANCHAYAT_ROLES), User.active.is_(True),
+                                                      User.simulated.is_(False))
                                    .order_by(User.display_name)):
         found.setdefault(officer.role, []).append(officer)
     return found

@@ -321,6 +321,10 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
 
     On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
 
+    The worker reads the real clock: the installed clock (:func:`webapp.clock.current`), but never
+    ahead of the wall clock (:class:`webapp.clock.NotAheadOfRealTime`), so in a live database no
+    timer fires before its instant on the real clock, whatever wrote the timer or the clock.
+
     Args:
         max_sleep: longest sleep in seconds; None: :func:`default_max_sleep` of the dialect.
         fired_log: if given, every :class:`FiredCase` is appended to it, with this worker's id.
@@ -330,6 +334,13 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
         LeaseHeld: another worker is running (SQLite) or holds the single-worker lease (checked
             before the first pass).
     """
+    with clock.installed(clock.NotAheadOfRealTime(clock.current())):
+        _work(sessions, stop, max_sleep, fired_log, settle)
+
+
+def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: float | None,
+          fired_log: list[FiredCase] | None, settle: float | None) -> None:
+    """:func:`run_worker`'s loop, on the clock it installed."""
     holder = holder_id()
     dialect = dialect_name(sessions)
     shared = dialect == "postgresql"

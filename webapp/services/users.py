@@ -52,7 +52,8 @@ def check_settings(timezone: object, **periods: object) -> None:
 
 
 def create_panchayat(session: Session, code: str, name: str, samiti_code: str, district: str = "",
-                     timezone: str = "Asia/Kolkata", appeal_period_days: int = 30) -> Panchayat:
+                     timezone: str = "Asia/Kolkata", appeal_period_days: int = 30, *,
+                     training: bool = False) -> Panchayat:
     """Add a Panchayat (code unique, e.g. ``RMP``).
 
     Args:
@@ -60,6 +61,9 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
             ``RMP/2026/0001``, and of the registers' addresses, so no ``/`` or spaces).
         name: the Panchayat's name (1 to 200 characters, Hindi welcome).
         samiti_code: the Panchayat Samiti's code, 1 to 32 ASCII letters, digits or hyphens.
+        training: a training Panchayat, the only kind the simulator writes into
+            (``rule130 simulate --database``, tests/scenarios/FORMAT.md); it is set here once and
+            never changed, so a live Panchayat cannot become one.
     Raises:
         Refused: a malformed code, an empty or too long name, an unknown time zone or an appeal
             period outside 1 to 365 days (:func:`check_settings`), or a code already in use.
@@ -82,7 +86,7 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
-                          appeal_period_days=appeal_period_days, return_period_days=7)
+                          appeal_period_days=appeal_period_days, return_period_days=7, training=bool(training))
     session.add(panchayat)
     session.flush()
     return panchayat
@@ -104,12 +108,44 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
     Samiti; a receiving officer may have a Panchayat (their own) or none; an administrator with
     neither is installation-wide.
-    ``password_method`` is werkzeug's hash method; the simulator, whose users live in a throw-away
-    database and never log in, uses a cheap one.
+    ``password_method`` is werkzeug's hash method (tests use a cheap one).
     Raises:
         Refused: unknown role, missing or unknown scope, duplicate name, a password that breaks
             the rule (:func:`webapp.services.passwords.check`: too short, too long, too easy to guess).
     """
+    return _new_user(session, username, password, role, display_name, panchayat_code, samiti_code,
+                     password_method)
+
+
+UNUSABLE_PASSWORD = "!simulator"
+"""The password hash of a user the simulator made: no werkzeug hash starts with ``!``, so no
+password matches it (:func:`can_sign_in`); migration 0020 gives it to the users the simulator made
+before, whose one password was written in the code."""
+
+
+def create_simulator_user(session: Session, username: str, role: str, *, display_name: str | None = None,
+                          panchayat_code: str | None = None, samiti_code: str | None = None) -> User:
+    """Create a user for the simulator (``rule130 simulate``): marked ``simulated``, with no usable
+    password (:data:`UNUSABLE_PASSWORD`). It cannot sign in (:func:`sign_in`), gets no API token
+    (:func:`issue_token`, :func:`user_for_token`), is never offered as a task's holder
+    (webapp.services.tasklist) nor found as a receiving officer of a live Panchayat's case
+    (:func:`by_display_name`), and hears only of training Panchayats' cases
+    (webapp.services.notifications). The scope rules are those of :func:`create_user`.
+
+    Raises:
+        Refused: as :func:`create_user`, but for the password.
+    """
+    return _new_user(session, username, None, role, display_name, panchayat_code, samiti_code, None)
+
+
+def can_sign_in(user: User) -> bool:
+    """False for a user the simulator made or one whose hash is unusable (no password matches it)."""
+    return not user.simulated and not user.password_hash.startswith("!")
+
+
+def _new_user(session: Session, username: str, password: str | None, role: str, display_name: str | None,
+              panchayat_code: str | None, samiti_code: str | None, password_method: str | None) -> User:
+    """:func:`create_user` (``password`` given) or :func:`create_simulator_user` (None)."""
     if role not in ROLES:
         raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
     if not isinstance(username, str) or textguard.is_blank(username) or len(username) > 80:
@@ -131,8 +167,9 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == panchayat_code))
         if panchayat is None:
             raise Refused(M_("no Panchayat has the code %(code)s", code=panchayat_code))
-    passwords.check(password, passwords.known_words(session, username, display_name,
-                                                    panchayat.id if panchayat else None))
+    if password is not None:
+        passwords.check(password, passwords.known_words(session, username, display_name,
+                                                        panchayat.id if panchayat else None))
     if role in PANCHAYAT_ROLES and panchayat is None:
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
@@ -140,11 +177,12 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     if samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code).limit(1)) is None:
         raise Refused(M_("no Panchayat is in Samiti %(code)s; add its Panchayats first (create-panchayat --samiti)",
                          code=samiti_code), {"samiti_code": M_("unknown Samiti")})
-    user = User(username=username, display_name=display_name or username,
-                password_hash=generate_password_hash(password, method=password_method), role=role,
+    hashed = (UNUSABLE_PASSWORD if password is None
+              else generate_password_hash(password, method=password_method or PASSWORD_METHOD))
+    user = User(username=username, display_name=display_name or username, password_hash=hashed, role=role,
                 panchayat_id=panchayat.id if panchayat else None,
                 samiti_code=samiti_code or (panchayat.samiti_code if panchayat and role == "administrator" else None),
-                active=True, created_at=clock.now())
+                active=True, created_at=clock.now(), simulated=password is None)
     session.add(user)
     session.flush()
     return user
@@ -152,10 +190,11 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
     """The active user with this name and password, else None (the same work either way, so the
-    response time does not tell which user names exist). Neither counts failures nor rehashes:
-    :func:`sign_in` does, for the sign-in page."""
+    response time does not tell which user names exist); None too for a user the simulator made
+    (:func:`can_sign_in`). Neither counts failures nor rehashes: :func:`sign_in` does, for the
+    sign-in page."""
     user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
-    if user is None:
+    if user is None or not can_sign_in(user):
         check_password_hash(_DUMMY_HASH, password)
         return None
     return user if check_password_hash(user.password_hash, password) else None
@@ -174,9 +213,10 @@ def needs_rehash(password_hash: str, method: str = PASSWORD_METHOD) -> bool:
 def sign_in(session: Session, username: str, password: str, *, method: str = PASSWORD_METHOD) -> User | None:
     """Check a sign-in; the caller commits (a first session key and a rehash are written).
 
-    Returns the active user with this name and password, else None, for a wrong password and an
-    unknown or inactive name alike, after the same work (a hash is checked either way, so neither
-    the answer nor its time tells which names exist). Failed sign-ins are limited by the sign-in
+    Returns the active user with this name and password, else None, for a wrong password, an
+    unknown or inactive name and a user the simulator made (:func:`can_sign_in`) alike, after the
+    same work (a hash is checked either way, so neither the answer nor its time tells which names
+    exist, nor which were made by the simulator). Failed sign-ins are limited by the sign-in
     page (:mod:`webapp.web.signin_limits`), never by locking the user's row: a stranger's guesses
     cannot lock the officer out. On success the user gets a session key if they have none yet
     (:mod:`webapp.store.session_keys`), and a stored hash weaker than ``method`` (werkzeug's hash
@@ -184,7 +224,7 @@ def sign_in(session: Session, username: str, password: str, *, method: str = PAS
     other sessions.
     """
     user = session.scalar(select(User).where(User.username == username, User.active.is_(True)))
-    if user is None:
+    if user is None or not can_sign_in(user):
         check_password_hash(_DUMMY_HASH, password)
         return None
     if not check_password_hash(user.password_hash, password):
@@ -212,11 +252,14 @@ def issue_token(session: Session, username: str, label: str = "") -> tuple[ApiTo
     scope changes (a permission change does not carry over to tokens made before it).
     Raises:
         NotFound: no such user.
-        Refused: the user is inactive, or the label is longer than 200 characters.
+        Refused: the user is inactive or was made by the simulator (:func:`create_simulator_user`),
+            or the label is longer than 200 characters.
     """
     user = session.scalar(select(User).where(User.username == username))
     if user is None:
         raise NotFound(M_("no user %(name)s", name=username))
+    if user.simulated:
+        raise Refused(passwords.simulated_refusal(user.username))
     if not user.active:
         raise Refused(M_("the user %(name)s is inactive; a token would not work", name=username))
     if len(label) > 200:
@@ -237,14 +280,14 @@ def create_token(session: Session, username: str, label: str = "") -> str:
 def user_for_token(session: Session, token: str) -> User | None:
     """The active user a bearer token belongs to (looked up by its SHA-256), else None.
 
-    None also for a revoked token and for a user whose role, Panchayat or Samiti is no longer the
-    one the token was made for.
+    None also for a revoked token, for a user whose role, Panchayat or Samiti is no longer the
+    one the token was made for, and for a user the simulator made (whatever made the token).
     """
     row = session.scalar(select(ApiToken).where(ApiToken.token_hash == _digest(token)))
     if row is None or row.revoked_at is not None:
         return None
     user = session.get(User, row.user_id)
-    if user is None or not user.active:
+    if user is None or not user.active or user.simulated:
         return None
     if (row.role, row.panchayat_id, row.samiti_code) != (user.role, user.panchayat_id, user.samiti_code):
         return None
@@ -349,17 +392,23 @@ def check_lane(user: User, lane: str | None) -> None:
                               lane=M_(str(lane).replace("_", " ")), role=M_(user.role.replace("_", " "))))
 
 
-def by_display_name(session: Session, name: str, role: str) -> User | None:
+def by_display_name(session: Session, name: str, role: str, *, include_simulated: bool = False) -> User | None:
     """The active user of ``role`` whose user name is ``name``, else whose display name is ``name``
     (compared as :func:`webapp.casefile.name_key` does); None when nobody is.
 
+    Args:
+        include_simulated: also the users the simulator made (for a case of a training Panchayat,
+            :func:`is_training_case`); otherwise they are never found.
     Raises:
         Refused: two or more such officers share the display name (the message lists their user
             names: the form takes a user name too).
     """
     from ..casefile import name_key
 
-    people = list(session.scalars(select(User).where(User.role == role, User.active.is_(True)).order_by(User.username)))
+    query = select(User).where(User.role == role, User.active.is_(True))
+    if not include_simulated:
+        query = query.where(User.simulated.is_(False))
+    people = list(session.scalars(query.order_by(User.username)))
     by_username = next((user for user in people if user.username == name), None)
     if by_username is not None:
         return by_username
@@ -369,6 +418,15 @@ def by_display_name(session: Session, name: str, role: str) -> User | None:
                          count=len(named), name=name, choices=", ".join(user.username for user in named)),
                       {"receiver": M_("more than one officer has this name")})
     return named[0] if named else None
+
+
+def is_training_case(session: Session, case_number: str) -> bool:
+    """True when the case numbered ``case_number`` belongs to a training Panchayat (False for a
+    live Panchayat's case and for an unknown number). Reads without flushing the session, so a
+    check made while a case is being changed sees the stored Panchayat."""
+    with session.no_autoflush:
+        return bool(session.scalar(select(Panchayat.training).join(Case, Case.panchayat_id == Panchayat.id)
+                                   .where(Case.case_number == case_number)))
 
 
 def set_language(session: Session, user_id: int, language: str) -> None:

@@ -157,9 +157,11 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
              "note": obj.note}))]
     if isinstance(obj, User):
         if new:
-            return [AuditEntry(kind="user.created", actor=obj.username, detail_json=canonical_json(
-                {"username": obj.username, "role": obj.role, "panchayat_id": obj.panchayat_id,
-                 "samiti_code": obj.samiti_code}))]
+            detail = {"username": obj.username, "role": obj.role, "panchayat_id": obj.panchayat_id,
+                      "samiti_code": obj.samiti_code}
+            if obj.simulated:  # made by the simulator: it never signs in (webapp.services.users)
+                detail["simulated"] = True
+            return [AuditEntry(kind="user.created", actor=obj.username, detail_json=canonical_json(detail))]
         out = []
         changed = _changes(obj, PERMISSION_FIELDS)
         if changed:

@@ -59,12 +59,35 @@ def upgrade(url: str, revision: str = "head") -> None:
     """Create or upgrade the schema with Alembic (the only way tables are made) to ``revision``
     (default the latest; an earlier one for tests of a migration)."""
     from alembic import command
+
+    command.upgrade(_alembic_config(url), revision)
+
+
+def _alembic_config(url: str):
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(ROOT / "webapp" / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    command.upgrade(config, revision)
+    return config
+
+
+def head_revision() -> str:
+    """The newest schema revision this code knows (its latest Alembic migration, e.g. ``0020_…``)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config("sqlite://")).get_current_head()
+
+
+def schema_revision(engine: Engine) -> tuple[str | None, bool]:
+    """What the database of ``engine`` holds: (its Alembic revision or None, whether it has any
+    table at all). Reads only; raises SQLAlchemy's errors when the database cannot be read."""
+    from alembic.migration import MigrationContext
+    from sqlalchemy import inspect
+
+    with engine.connect() as connection:
+        revision = MigrationContext.configure(connection).get_current_revision()
+        return revision, bool(inspect(connection).get_table_names())
 
 
 def lock_case(session: Session, case_id: int) -> None:

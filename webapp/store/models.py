@@ -17,6 +17,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -56,6 +57,10 @@ class Panchayat(Base):
     appeal_period_days: Mapped[int] = mapped_column(Integer, default=30)
     return_period_days: Mapped[int] = mapped_column(Integer, default=7)
     appellate_forum: Mapped[str] = mapped_column(String(200), default="Vikas Adhikari, Panchayat Samiti")
+    # a training Panchayat (migration 0020): the only kind of Panchayat the simulator writes into
+    # (``rule130 create-panchayat --training``, or the one ``rule130 simulate`` makes itself); its
+    # cases may run on a virtual clock. Every other Panchayat is live.
+    training: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class CaseNumberSequence(Base):
@@ -83,6 +88,10 @@ class User(Base):
     # the key every signed-in session of this user carries (webapp.web.officer_sessions); a new key
     # (webapp.store.session_keys) ends them all; None until the first sign-in
     session_key: Mapped[str | None] = mapped_column(String(64))
+    # made by the simulator (migration 0020): no usable password, never signs in, gets no API token,
+    # is never offered as the holder of a task and hears only of training Panchayats' cases
+    # (webapp.services.users.create_simulator_user)
+    simulated: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class ApiToken(Base):

@@ -115,16 +115,17 @@ def load_user(token: str) -> Any:
     """Flask-Login's user loader: the signed-in officer (a :class:`webapp.web.auth.LoginUser`) of
     the session token ``"<user id>:<session key>"``, or None (not signed in).
 
-    None, and the session forgets the user, when the token is malformed, the user is unknown or
-    inactive, the key is not the user's current one (signed out, a new password, a new role or
-    scope), or the session is past its lifetime or its idle timeout (the next page says so). A
-    session in use has its "last used" time renewed (at most once a minute)."""
+    None, and the session forgets the user, when the token is malformed, the user is unknown,
+    inactive or made by the simulator (it never signs in), the key is not the user's current one
+    (signed out, a new password, a new role or scope), or the session is past its lifetime or its
+    idle timeout (the next page says so). A session in use has its "last used" time renewed (at
+    most once a minute)."""
     from ..app import db_session
     from .auth import LoginUser
 
     user_id, _, key = str(token).partition(":")
     user = db_session().get(User, int(user_id)) if user_id.isdigit() and key else None
-    if (user is None or not user.active or not user.session_key
+    if (user is None or not user.active or not user.session_key or user.simulated
             or not hmac.compare_digest(user.session_key.encode(), key.encode())):
         _end(M_("Your session has ended. Please sign in again.") if user is not None else None)
         return None
