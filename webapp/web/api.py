@@ -607,7 +607,8 @@ def animal_event(case_ref: str) -> Response:
     _optional_text(body, "kind")
     birth = {k: _optional_text(body, k) for k in ("born_on", "calf_description", "calf_tag")}
     if (tag is None) == (position is None):
-        raise Refused("give the animal's tag or its position (1, 2, ...), not both",
+        raise Refused("give the animal's tag or its position (1, 2, ...): one of them, not both" if tag is not None
+                      else "give the animal's tag or its position (1, 2, ...)",
                       {"tag": "tag or position", "position": "tag or position"})
     case = _resolve(case_ref)
     kind = str(body.get("kind") or "")
@@ -627,8 +628,11 @@ def case_acts(case_ref: str) -> Response:
     case = _resolve(case_ref)
     session = db_session()
     latest, refusal = corrections.correctable(session, _user(), case)
-    listed = [{"id": a.id, "name": a.name, "element_id": a.element_id, "at": a.at.isoformat(),
-               "actor_role": a.actor_role, "corrected_at": a.corrected_at.isoformat() if a.corrected_at else None,
+    zone = ZoneInfo(casefile.load(case.file_json).timezone)  # the Panchayat's offset, to the second
+    listed = [{"id": a.id, "name": a.name, "element_id": a.element_id,
+               "at": a.at.astimezone(zone).isoformat(timespec="seconds"),
+               "actor_role": a.actor_role,
+               "corrected_at": a.corrected_at.astimezone(zone).isoformat(timespec="seconds") if a.corrected_at else None,
                "correction_reason": a.correction_reason} for a in reversed(acts.of_case(session, case.id))]
     return jsonify({"acts": listed, "correctable": None if latest is None else {
         "act": latest.id, "refusal": None if refusal is None else refusal.message}})
