@@ -116,3 +116,18 @@ def test_the_api_dry_run_says_what_follows_and_records_nothing(drive, app, sessi
     assert drive.file().objections == []
     real = client.post(f"/api/v1/cases/{drive.case_id}/acts/ut_record_bid", json=body, headers=headers)
     assert real.status_code == 200 and drive.file().sale.buyer == "Bidder B"
+
+
+def test_a_second_objection_says_that_a_second_claim_opens_for_the_sarpanch(sessions, officers, virtual_clock):
+    from webapp.services import cases, uow
+    from .test_paths import TWO_COWS, Driver, ist_midnight, publish
+    drive = Driver(sessions, officers, virtual_clock)
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-08"))
+    publish(drive)
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.object("Objector A")
+    secretary = officers["secretary"]
+    said = uow.preview(sessions, "file_objection", cases.file_objection, secretary, drive.case_id, "Objector B",
+                       case_id=drive.case_id, user=secretary)
+    assert "“Decide ownership claim” opens for the sarpanch" in [f.as_json()["text"] for f in said]

@@ -13,6 +13,7 @@ only reports it, so the words cannot drift from what the act does.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,9 +122,15 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
                                  amount=format_rupees(entry.amount), source=_words(entry.from_account),
                                  target=_words(entry.to_account), kind=_words(entry.kind))))
     after = _ready(session, case.id) if case.status == "running" else {}
-    was_ready = set(before.ready.values())  # the same task made again (the next bid) opens nothing new
+    # the same task made again (the next bid) opens nothing new; one more of it (a second claim to
+    # decide) does
+    was_ready = Counter(before.ready.values())
+    now_ready = Counter(after.values())
+    told_of: set[tuple[str, str]] = set()
     for task_id, (title, lane) in after.items():
-        if task_id not in before.ready and (title, lane) not in was_ready:
+        if task_id not in before.ready and now_ready[title, lane] > was_ready[title, lane] \
+                and (title, lane) not in told_of:
+            told_of.add((title, lane))
             follows.append(Follow(M_("“%(task)s” opens for the %(role)s", task=M_(title), role=_words(lane))))
     roles = []
     for event in events:
