@@ -712,3 +712,16 @@ def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_lan
     for (key, language), row in sorted(found.items(), reverse=True):
         again = client.get(f"/cases/{case_id}/documents/{row.id}.pdf").data
         assert again == printed[key, language], f"{row.number} ({language}) printed twice differs"
+
+
+def test_the_printable_page_of_a_hindi_document_says_its_hash_line_in_hindi_whatever_the_page_language(
+        app, sessions, officers, virtual_clock):
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
+    notice = docs(sessions, case_id)["notice", "hi"]
+    client = app.test_client()
+    login(client, "sec")  # the interface in English
+    page = lxml.html.document_fromstring(client.get(f"/cases/{case_id}/documents/{notice.id}").get_data(as_text=True))
+    [line] = page.find_class("doc-verify")
+    assert line.get("lang") == "hi"
+    assert line.text_content().strip() == documents.verify_line(notice, True)
+    assert notice.sha256 in line.text_content() and "Document" not in line.text_content()

@@ -496,6 +496,16 @@ def _stylesheet() -> Markup:
     return Markup(STYLESHEET.read_text(encoding="utf-8"))
 
 
+def verify_line(row: CaseDocument, intact: bool) -> str:
+    """The line printed under a document on its printable page, in the document's own language (as
+    on its PDF): its number and SHA-256, or the warning that the stored text no longer matches."""
+    gettext = environment(row.language).globals["_"]
+    if intact:
+        return gettext("Document %(number)s as issued; SHA-256 of its text: %(hash)s", number=row.number, hash=row.sha256)
+    return gettext("Warning: the stored text of document %(number)s no longer matches the SHA-256 recorded when it "
+                   "was issued (%(hash)s).", number=row.number, hash=row.sha256)
+
+
 def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata") -> str:
     """The whole HTML page the PDF is made from, self-contained (``static/documents.css`` in a
     ``<style>`` element, nothing to fetch): the stored text as issued, the title and number in the

@@ -47,8 +47,9 @@ def page(case_id: int, document_id: int) -> Any:
     session = db_session()
     other = next((v for lang, v in documents.list_for_case_key(session, case, row.key).items()
                   if lang != row.language), None)
-    return render_template("documents/page.html", case=case, doc=row, other=other, tz=_zone(case),
-                           intact=documents.intact(session, case, row))
+    intact = documents.intact(session, case, row)
+    return render_template("documents/page.html", case=case, doc=row, other=other, tz=_zone(case), intact=intact,
+                           verify=documents.verify_line(row, intact))
 
 
 @bp.route("/cases/<int:case_id>/documents/<int:document_id>.pdf")
