@@ -40,19 +40,17 @@ def labelled_for(bpmn_xml: str, language: str) -> bytes:
     "pound keeper") in that language; a name the catalogue lacks stays as written. Ids, flows and
     layout are unchanged, so the case's marks still land on their elements.
 
-    Returns UTF-8 XML bytes (English: the text as deployed). Entities are not resolved and nothing
+    Returns UTF-8 XML bytes (English: the names as deployed, the lanes' roles as words). Entities are not resolved and nothing
     is fetched. Raises lxml's ``XMLSyntaxError`` for text that is not XML (a deployed version
     always is).
     """
     from ..i18n import translations_for
     from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
 
-    if language == "en":
-        return bpmn_xml.encode("utf-8")
     catalogue = translations_for(language)
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
-    for kind in SHOWN_ELEMENTS + DRAWN_ELEMENTS:
+    for kind in (SHOWN_ELEMENTS + DRAWN_ELEMENTS) if language != "en" else ():
         for element in root.iter(f"{{{BPMN_NS}}}{kind}"):
             name = (element.get("name") or "").strip()
             if name:

@@ -32,13 +32,13 @@ def bpmn_js(filename: str) -> Any:
 @login_required
 def process_xml(version_id: int) -> Any:
     """The BPMN XML of a deployed version (404 when unknown or beyond a 64-bit id): as deployed, or
-    with ``?labels=hi`` its drawn labels in Hindi for the viewer (overview.labelled_for; any other
-    value: as deployed)."""
+    with ``?labels=hi`` / ``?labels=en`` its drawn labels in that language for the viewer, the lanes'
+    roles as words (overview.labelled_for; any other value: as deployed)."""
     version = db_session().get(ProcessVersion, version_id) if version_id < 2**63 else None
     if version is None:
         abort(404)
     language = request.args.get("labels")
-    if language in LANGUAGES and language != "en":
+    if language in LANGUAGES:
         return Response(overview.labelled_for(version.bpmn_xml, language), mimetype="application/xml")
     return Response(version.bpmn_xml, mimetype="application/xml")
 
@@ -59,5 +59,13 @@ def case_diagram(case_id: int) -> Any:
     case = cases.get_case(session, me(), case_id)
     run = cases.CaseRun(session, case, None)
     marks = overview.diagram_marks(run.wf)
+    names = {task.task_spec.bpmn_id: task.task_spec.bpmn_name for task in run.wf.get_tasks()
+             if getattr(task.task_spec, "bpmn_id", None)}
+    # the steps as a list, for those who would rather read than look: what happened (with when),
+    # what is active, what the case waits for
+    happened = [event for event in cases.history(session, case) if event.kind in ("start", "task", "timer", "correction")]
     return render_template("diagrams/case.html", case=case, version=run.loaded.version, done=marks.done,
-                           active=marks.active, waiting=marks.waiting, bpmn_available=BPMN_JS_DIST.is_dir())
+                           active=marks.active, waiting=marks.waiting, bpmn_available=BPMN_JS_DIST.is_dir(),
+                           happened=happened, tz=run.cf.timezone,
+                           active_names=[names.get(i) or i for i in marks.active],
+                           waiting_names=[names.get(i) or i for i in marks.waiting])
