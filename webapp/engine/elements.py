@@ -217,16 +217,19 @@ class ProcessFacts:
     pool: str | None
     executable: bool | None
     line: int | None
+    flag: str = ""  # isExecutable as written (when it is neither true nor false)
 
     @property
     def runs(self) -> bool:
         """Whether SpiffWorkflow would run it: ``isExecutable`` true or absent (its default)."""
-        return self.executable is not False
+        return self.executable is True or (self.executable is None and not self.flag)
 
     def words(self) -> str:
         """``process 'Invoice handling' (Process_1, executable)``; ``process Process_2 (pool 'Customer', not
         executable)`` for one with no name."""
         state = {True: "executable", False: "not executable", None: "isExecutable not set"}[self.executable]
+        if self.executable is None and self.flag:
+            state = f"isExecutable '{self.flag}', not true or false"
         ident = self.id or "with no id"
         if self.name:
             return f"process '{self.name}' ({ident}, {state})"
@@ -251,7 +254,7 @@ def processes(root: Any) -> list[ProcessFacts]:
         executable = True if flag in ("true", "1") else False if flag in ("false", "0") else None
         process_id = process.get("id") or ""
         found.append(ProcessFacts(process_id, name_of(process), pools.get(process_id), executable,
-                                  process.sourceline))
+                                  process.sourceline, flag))
     return found
 
 

@@ -22,6 +22,7 @@ from . import elements as el
 from .problems import Problem
 
 log = logging.getLogger(__name__)
+_NOT_FOUND = re.compile(r"The process '(.*)' was not found")
 
 # (pattern of SpiffWorkflow's message, the words: (subject, match) -> message)
 Words = Callable[[str, re.Match], str]
@@ -136,6 +137,11 @@ def _element_of(error: BaseException, root: Any) -> Any:
     found = el.by_id(root).get(getattr(error, "id", None) or "")
     if found is not None:
         return found
+    missing = _NOT_FOUND.search(str(error))
+    if missing:  # SpiffWorkflow names no element: the call activity that calls the missing process
+        calls = [c for c in root.iter(f"{{{el.BPMN_NS}}}callActivity") if c.get("calledElement") == missing.group(1)]
+        if calls:
+            return calls[0]
     innermost = None
     trace = error.__traceback__
     while trace is not None:

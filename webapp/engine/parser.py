@@ -385,8 +385,9 @@ def examine(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_I
         spec, subprocess_specs, engine = _build(root, verdict.checked, scope, filename)
         found += [p for p in engine if not _said(root, found, p, bool(xsd))]
         problems += _note_not_executable(root, sorted(found, key=lambda p: (p.line or 0)))
-    problems += [Problem(f"form {name} is named by no user task and is left out of the version", severity="warning")
-                 for name in sorted(set(forms) - named)]
+    if verdict.checked is not None:  # (nothing runs: no form is of use, and none is worth a warning)
+        problems += [Problem(f"form {name} is named by no user task and is left out of the version",
+                             severity="warning") for name in sorted(set(forms) - named)]
     verdict.problems = [p for p in problems if p.severity == "error"] + [p for p in problems if p.severity != "error"]
     if verdict.deployable and spec is not None and verdict.checked == process_id:
         kept = {name: forms[name] for name in sorted(named) if name in forms}
@@ -418,8 +419,9 @@ def _which_process(root: etree._Element, verdict: Verdict) -> tuple[list[Problem
     process = el.top_process(root, wanted)
     if not target.runs:
         element_id, line, where = el.where(process, root)
-        return [Problem(f"{el.describe(process)} is marked isExecutable=\"false\"; this installation runs it only "
-                        "when it is executable: set isExecutable=\"true\"", element_id, line, path=where)], None
+        written = (process.get("isExecutable") or "").strip()
+        return [Problem(f"{el.describe(process)} is marked isExecutable=\"{written}\"; this installation runs it "
+                        "only when it is executable: set isExecutable=\"true\"", element_id, line, path=where)], None
     return [], wanted
 
 
@@ -430,6 +432,11 @@ def _said(root: etree._Element, found: list[Problem], engine: Problem, schema_er
     if engine.element_id is None:
         return schema_errors
     failed = el.by_id(root).get(engine.element_id)
+    if failed is not None and el.is_bpmn(failed, "sequenceFlow"):
+        # a flow SpiffWorkflow refuses (no condition) is said of the gateway it leaves
+        source = el.by_id(root).get((failed.get("sourceRef") or "").strip())
+        if source is not None and any(p.element_id == source.get("id") and p.severity == "error" for p in found):
+            return True
     for problem in found:
         if problem.severity != "error" or problem.element_id is None:
             continue
@@ -616,15 +623,25 @@ def _check_structure(root: etree._Element, called: list[Any], scope: set[Any]) -
         for attribute, what in REFERENCES.items():
             value = (element.get(attribute) or "").strip()
             if value and value not in kinds[what]:
-                owner = element if element.get("id") else element.getparent()
-                problems.append(_problem(element, f"{el.describe(owner)} refers to the {what} {value}, which is not "
-                                                  f"in this file; define it (bpmn:{what}) or refer to one that is"))
+                # an event definition is named by its event (the shape an administrator sees)
+                owner = element.getparent() if el.local(element).endswith("EventDefinition") else element
+                problems.append(_problem(owner, f"{el.describe(owner)} refers to the {what} {value}, which is not "
+                                                f"in this file; define it (bpmn:{what}) or refer to one that is"))
     stores = {s.get("id"): s for s in root.iter(f"{{{BPMN_NS}}}dataStore")}
     for reference in _in_scope(root, scope, "dataStoreReference"):
-        store = stores.get((reference.get("dataStoreRef") or "").strip())
-        what = (f"{el.describe(store)}" if store is not None and el.name_of(store) else
-                f"data store {store.get('id')} (it has no name)" if store is not None else
-                f"data store {reference.get('dataStoreRef') or '(none)'}")
+        named = (reference.get("dataStoreRef") or "").strip()
+        store = stores.get(named)
+        if not named:
+            problems.append(_problem(reference, f"{el.describe(reference)} names no data store (dataStoreRef), and the "
+                                                "engine implements none; remove it and its associations (keep the "
+                                                "data in a form or a task variable)"))
+            continue
+        if store is None:
+            problems.append(_problem(reference, f"{el.describe(reference)} uses data store {named}, which is not in "
+                                                "this file (and the engine implements no data store); remove it and "
+                                                "its associations (keep the data in a form or a task variable)"))
+            continue
+        what = el.describe(store) if el.name_of(store) else f"data store {named} (it has no name)"
         problems.append(_problem(reference, f"{el.describe(reference)} uses {what}, which has no implementation in "
                                             "the engine; remove the data store and its references (keep the data in "
                                             "a form or a task variable)"))

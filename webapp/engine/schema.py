@@ -186,9 +186,12 @@ def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
                 f"{facet.group('facet')} restriction")
     if rest.startswith("No matching global element declaration available, but demanded by the strict wildcard"):
         namespace = etree.QName(element).namespace if element is not None else None
+        inside = element.getparent() if element is not None else None
+        advice = ("remove it (the diagram interchange schema takes only declared elements in its extension)"
+                  if inside is not None and etree.QName(inside).namespace == el.DI_NS else
+                  "remove it, or keep tool data inside bpmn:extensionElements")
         return (f"{subject} is an element of namespace {namespace or '(none)'} that no schema known here "
-                f"declares, and {schema} checks the elements at this place strictly; remove it or keep it "
-                "inside bpmn:extensionElements")
+                f"declares, and {schema} checks the elements at this place strictly; {advice}")
     if rest.startswith("Character content other than whitespace is not allowed"):
         return f"{subject} holds text, which {schema} does not allow in a {_kind(element)}"
     if rest.startswith("Element content is not allowed"):
