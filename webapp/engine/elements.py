@@ -123,10 +123,17 @@ def name_of(element: Any) -> str | None:
     return name if len(name) <= MAX_NAME else name[:MAX_NAME - 1] + "…"
 
 
+def _identified(element: Any) -> bool:
+    """A BPMN or diagram element with an id (an extension's ``id``, such as SpiffWorkflow's service operator's
+    handler name, is no element id)."""
+    return isinstance(element.tag, str) and bool(element.get("id")) and \
+        etree.QName(element).namespace in OMG_NAMESPACES
+
+
 def owner(element: Any) -> Any:
     """The element itself when it has an id, else the nearest element around it that has one (None:
     nothing around it has an id)."""
-    while element is not None and not (isinstance(element.tag, str) and element.get("id")):
+    while element is not None and not _identified(element):
         element = element.getparent()
     return element
 
@@ -135,7 +142,7 @@ def describe(element: Any, root: Any = None) -> str:
     """The element in words: ``user task 'Record the bid'``; ``exclusive gateway Gateway_1`` when it has
     no name; ``<bpmn:outgoing> of task 'Review'`` when it has neither name nor id. A diagram shape or
     edge also says what it draws (``root``: to look that up)."""
-    name, element_id = name_of(element), element.get("id")
+    name, element_id = name_of(element), (element.get("id") if _identified(element) else None)
     if name:
         words = f"{kind(element)} '{name}'"
     elif element_id:
@@ -161,14 +168,17 @@ def describe_id(root: Any, element_id: str | None) -> str:
 
 @functools.lru_cache(maxsize=8)
 def by_id(root: Any) -> dict[str, Any]:
-    """Every element of the document that has an id, by id (the first of a duplicated id, as
-    ``//*[@id=...]`` finds it), built once per parsed tree."""
+    """Every BPMN or diagram element of the document that has an id, by id (the first of a duplicated
+    id, in document order), built once per parsed tree."""
     found: dict[str, Any] = {}
-    for element in root.iter():
-        key = element.get("id") if isinstance(element.tag, str) else None
+    for element in root.iter(*_OMG_ANY):
+        key = element.get("id")
         if key is not None and key not in found:
             found[key] = element
     return found
+
+
+_OMG_ANY = tuple(f"{{{namespace}}}*" for namespace in OMG_NAMESPACES)
 
 
 @functools.lru_cache(maxsize=8)

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 from lxml import etree
 
+from .elements import owner
 from .sandbox import MAX_INSTANCES, ScriptRefused, compile_expression, compile_script
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
@@ -38,10 +39,10 @@ Found = tuple[str, str | None, int | None]  # (message, element id, line)
 
 
 def _owner_id(node: etree._Element) -> str | None:
-    owner = node.getparent()
-    while owner is not None and owner.get("id") is None:
-        owner = owner.getparent()
-    return owner.get("id") if owner is not None else None
+    """The id of the BPMN element the expression belongs to (an extension's ``id`` is none: SpiffWorkflow's
+    service operator's is its handler's name)."""
+    found = owner(node.getparent()) if node.getparent() is not None else None
+    return found.get("id") if found is not None else None
 
 
 def sources(root: etree._Element) -> Iterator[tuple[etree._Element, str, str, bool]]:

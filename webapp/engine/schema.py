@@ -143,7 +143,8 @@ def _subject(element: Any, root: Any) -> str:
 def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
     """libxml2's ``rest`` (what follows ``Element '...':``) as a sentence about ``element``."""
     subject = _subject(element, root)
-    schema = "the BPMN 2.0 schema"
+    spiff = element is not None and etree.QName(element).namespace == el.SPIFF_NS
+    schema = "SpiffWorkflow's extension schema (spiffworkflow.xsd)" if spiff else "the BPMN 2.0 schema"
     if rest.startswith("This element is not expected"):
         expected = _expected(rest, element, drop_optional=False)
         parent = element.getparent() if element is not None else None
@@ -159,7 +160,7 @@ def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
     if required:
         return f"{subject} has no {_clark(required.group(1), element)} attribute, which {schema} requires"
     if re.match(r"The attribute '([^']*)' is not allowed", rest):
-        return f"{subject} has the attribute {attribute}, which {schema} does not allow on a {_kind(element)}"
+        return f"{subject} has the attribute {attribute}, which {schema} does not allow on {_a(_kind(element))}"
     undeclared = re.match(r"The QName value '([^']*)' has no corresponding namespace declaration in scope", rest)
     if undeclared:
         value = undeclared.group(1)
@@ -193,7 +194,7 @@ def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
         return (f"{subject} is an element of namespace {namespace or '(none)'} that no schema known here "
                 f"declares, and {schema} checks the elements at this place strictly; {advice}")
     if rest.startswith("Character content other than whitespace is not allowed"):
-        return f"{subject} holds text, which {schema} does not allow in a {_kind(element)}"
+        return f"{subject} holds text, which {schema} does not allow in {_a(_kind(element))}"
     if rest.startswith("Element content is not allowed"):
         return f"{subject} holds elements, which {schema} does not allow in it"
     if re.match(r"No matching global declaration available for the validation root", rest):
@@ -205,6 +206,13 @@ def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
 
 def _kind(element: Any) -> str:
     return el.kind(element) if element is not None else "element"
+
+
+def _a(words: str) -> str:
+    """``a task``, ``an exclusive gateway``, ``the extension element <x:y>``."""
+    if words.startswith("extension element"):
+        return f"the {words}"
+    return f"{'an' if words[:1].lower() in 'aeiou' else 'a'} {words}"
 
 
 def _of(attribute: str | None) -> str:
