@@ -360,3 +360,17 @@ def tokens(sessions, officers):
         token = users.create_token(session, officers["administrator"].username)
         session.commit()
     return token
+
+
+def test_a_retrieval_expression_written_as_bpmn_js_writes_it_is_read_as_spiffworkflow_reads_it(bundled):
+    text, forms = bundled
+    correlation = ('<bpmn:correlationProperty id="cp_case" name="case"><bpmn:correlationPropertyRetrievalExpression '
+                   'messageRef="msg_appeal_filed"><bpmn:formalExpression>case_number</bpmn:formalExpression>'
+                   '</bpmn:correlationPropertyRetrievalExpression></bpmn:correlationProperty>')
+    message = '<bpmn:message id="msg_lot_gone" name="lot_gone"/>'
+    verdict = _verdict(text.replace(message, message + correlation), forms)
+    assert (verdict.xsd_valid, verdict.kind) == (True, "deployable")
+    assert [(p.severity, p.element_id, p.message) for p in verdict.problems] == [
+        ("warning", "cp_case", "<bpmn:correlationPropertyRetrievalExpression> of correlation property 'case' holds "
+                               "a bpmn:formalExpression where BPMN 2.0 has bpmn:messagePath (bpmn-js writes it so); "
+                               "it is read as messagePath, as SpiffWorkflow reads it")]

@@ -97,15 +97,26 @@ def faults(data: bytes, verdict: Any, seconds: float) -> list[str]:
 
 
 def _names(data: bytes) -> dict[str, list[str]]:
-    """Element id -> the names (white space collapsed; '' for none) of the elements with that id."""
+    """Element id -> the names (white space collapsed; '' for none) of the elements with that id, and of
+    the named elements inside them that have no id of their own (a problem about one of those carries the
+    id of the element around it)."""
     try:
         root = etree.fromstring(data, parser.safe_xml_parser())
     except etree.XMLSyntaxError:
         return {}
     found: dict[str, list[str]] = {}
     for element in root.iter():
-        if isinstance(element.tag, str) and element.get("id"):
-            found.setdefault(element.get("id"), []).append(" ".join((element.get("name") or "").split()))
+        if not isinstance(element.tag, str):
+            continue
+        name = " ".join((element.get("name") or "").split())
+        if element.get("id"):
+            found.setdefault(element.get("id"), []).append(name)
+        elif name:
+            around = element.getparent()
+            while around is not None and not around.get("id"):
+                around = around.getparent()
+            if around is not None:
+                found.setdefault(around.get("id"), []).append(name)
     return found
 
 

@@ -369,7 +369,8 @@ def examine(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_I
         verdict.bpmn = False
         return verdict
     xsd = schema.problems(root)
-    verdict.xsd_valid, verdict.xsd_errors = not xsd, len(xsd)
+    verdict.xsd_errors = sum(p.severity == "error" for p in xsd)
+    verdict.xsd_valid = not verdict.xsd_errors
     verdict.processes = el.processes(root)
     el.resolve_references(root)
     problems: list[Problem] = list(xsd)
@@ -383,7 +384,7 @@ def examine(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_I
         found = _check_structure(root, called, scope) + check_project_rules(
             root, scope, {k: v for k, v in forms.items() if k in named}, handler_names, unread_forms)
         spec, subprocess_specs, engine = _build(root, verdict.checked, scope, filename)
-        found += [p for p in engine if not _said(root, found, p, bool(xsd))]
+        found += [p for p in engine if not _said(root, found, p, bool(verdict.xsd_errors))]
         problems += _note_not_executable(root, sorted(found, key=lambda p: (p.line or 0)))
     if verdict.checked is not None:  # (nothing runs: no form is of use, and none is worth a warning)
         problems += [Problem(f"form {name} is named by no user task and is left out of the version",

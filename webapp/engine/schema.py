@@ -52,14 +52,16 @@ def validate(root: Any) -> list[Any]:
 
 
 def problems(root: Any) -> list[Problem]:
-    """Every XSD error of the document as a Problem in plain words (empty when the file is valid BPMN 2.0).
+    """Every XSD error of the document as a Problem in plain words (empty when the file is valid BPMN 2.0),
+    then the warnings of what is read as SpiffWorkflow reads it (:func:`read_as_spiffworkflow`).
 
     Each problem names the element (kind, name, id) the error is about, or the element around it with an id
     when it has none; a problem inside a process marked not executable says so.
     """
+    read_as = read_as_spiffworkflow(root)
     entries = validate(root)
     if not entries:
-        return []
+        return read_as
     prefixes = _prefixes(root)
     found: list[Problem] = []
     seen: set[tuple] = set()
@@ -80,6 +82,24 @@ def problems(root: Any) -> list[Problem]:
         seen.add((key, message))
         element_id, line, where = el.where(element, root) if element is not None else (None, entry.line, None)
         found.append(Problem(message + _not_executable(element), element_id, line or entry.line, path=where))
+    return found + read_as
+
+
+def read_as_spiffworkflow(root: Any) -> list[Problem]:
+    """Rewrite, in place, what SpiffWorkflow's validator rewrites before it validates, and warn of it.
+
+    bpmn-js writes a correlation property's retrieval expression as ``bpmn:formalExpression`` where BPMN 2.0
+    has ``bpmn:messagePath``; SpiffWorkflow 3.2.0 (``BpmnValidator.preprocess``) reads it as messagePath,
+    and so does this check. Returns a warning for each (they do not stop a deploy).
+    """
+    found = []
+    for expression in root.iterfind(f".//{{{el.BPMN_NS}}}correlationPropertyRetrievalExpression/"
+                                    f"{{{el.BPMN_NS}}}formalExpression"):
+        expression.tag = f"{{{el.BPMN_NS}}}messagePath"
+        element_id, line, where = el.where(expression, root)
+        found.append(Problem(f"{el.describe(expression.getparent(), root)} holds a bpmn:formalExpression where BPMN "
+                             "2.0 has bpmn:messagePath (bpmn-js writes it so); it is read as messagePath, as "
+                             "SpiffWorkflow reads it", element_id, line, "warning", where))
     return found
 
 
