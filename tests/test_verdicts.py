@@ -374,3 +374,22 @@ def test_a_retrieval_expression_written_as_bpmn_js_writes_it_is_read_as_spiffwor
         ("warning", "cp_case", "<bpmn:correlationPropertyRetrievalExpression> of correlation property 'case' holds "
                                "a bpmn:formalExpression where BPMN 2.0 has bpmn:messagePath (bpmn-js writes it so); "
                                "it is read as messagePath, as SpiffWorkflow reads it")]
+
+
+def test_the_versions_api_refuses_a_redeploy_with_the_same_verdict(bundled, client, tokens, sessions):
+    from webapp.store.models import ProcessVersion
+    text, forms = bundled
+    gone = text.replace('id="notice.publish"', 'id="notice.withdrawn"')  # a handler withdrawn since version 1
+    with sessions() as session:
+        session.get(ProcessVersion, 1).bpmn_xml = gone
+        session.commit()
+    response = client.post("/api/v1/processes/rule130_case/versions/1/redeploy", json={"note": "again"},
+                           headers={"Authorization": f"Bearer {tokens}"})
+    assert response.status_code == 422
+    error = response.get_json()["error"]
+    verdict = _verdict(gone, forms)
+    assert (error["code"], error["message"], error["verdict"]) == (
+        "invalid_diagram", verdict.headline(), verdict.as_json())
+    assert [p["message"] for p in error["problems"]] == [
+        "service task 'Publish notice in the nearest village' calls 'notice.withdrawn', which is not a registered "
+        "handler"]

@@ -21,35 +21,22 @@ from flask_login import current_user
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..app import sessions
-from ..engine.parser import Problem, problems_of
 from ..errors import InvalidDiagram, NotFound, Rule130Error
 from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, translate
 from ..services import drafts, repository
 from . import errors
 from .api import bp as api_bp
-from .api import error_response
+from .api import error_response, invalid_diagram_details, problem_json
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
 BUNDLE = Path(__file__).resolve().parents[1] / "static" / "modeler" / "modeler.js"
 TRUE = ("1", "true", "yes", "on")
 
 
-def problem_json(problem: Problem) -> dict[str, Any]:
-    """One problem for JSON: element id (or null), line (or null), message, severity (error | warning),
-    and ``path`` (the element's place in the file) when the line alone does not find it."""
-    found = {"element_id": problem.element_id, "line": problem.line, "message": problem.message,
-             "severity": problem.severity}
-    if problem.path:
-        found["path"] = problem.path
-    return found
-
-
 def invalid_response(error: InvalidDiagram) -> Response:
     """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...], "verdict": {...}}}`` (the
     verdict when the pipeline gave one: :meth:`webapp.engine.parser.Verdict.as_json`)."""
-    found = getattr(error, "verdict", None)
-    return error_response(422, error.code, error.message, problems=[problem_json(p) for p in problems_of(error)],
-                          verdict=found.as_json() if found is not None else None)
+    return error_response(422, error.code, error.message, **invalid_diagram_details(error))
 
 
 def too_large_response() -> Response:
