@@ -23,7 +23,11 @@ from webapp.store.models import Case, Incident
 BPMN = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 SPIFF = "http://spiffworkflow.org/bpmn/schema/1.0/core"
 NS = {"bpmn": BPMN, "spiffworkflow": SPIFF}
-SANDBOX = "expression refused by the sandbox: "
+SANDBOX = "is refused by the sandbox: "
+# How the messages name the elements these tests change
+FULL_PRICE_FLOW = "sequence flow 'yes'"
+RELEASE_TASK = "user task 'Release cattle to owner'"
+REPORT_TASK = "service task 'Raise report and open file'"
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +74,8 @@ def test_a_condition_that_could_compute_without_end_is_refused_at_deploy(bundled
     bad = text.replace(original, original.split(">")[0] + ">" + condition.replace("<", "&lt;").replace('"', "&quot;"))
     line = _line(bad, "bf_full", "bpmn:conditionExpression")
     [problem] = [p for p in _problems(bad, forms) if "bf_full" in p]
-    assert problem.startswith(f"error: bf_full, line {line}: {SANDBOX}{refusal}"), problem
+    assert problem.startswith(f"error: bf_full, line {line}: {FULL_PRICE_FLOW}: the conditionExpression "
+                              f"{SANDBOX}{refusal}"), problem
 
 
 @pytest.mark.parametrize("tag, source, refusal", [
@@ -83,7 +88,8 @@ def test_pre_and_post_scripts_are_checked_at_deploy(bundled, tag, source, refusa
     bad = _with_extension(text, "ut_release", tag, source)
     line = _line(bad, "ut_release", f"spiffworkflow:{tag}")
     [problem] = [p for p in _problems(bad, forms) if "ut_release" in p]
-    assert problem.startswith(f"error: ut_release, line {line}: {SANDBOX}{refusal}"), problem
+    assert problem.startswith(f"error: ut_release, line {line}: {RELEASE_TASK}: the {tag} {SANDBOX}{refusal}"), \
+        problem
 
 
 def _multi_instance(text: str, cardinality: str) -> str:
@@ -95,14 +101,15 @@ def _multi_instance(text: str, cardinality: str) -> str:
 
 
 @pytest.mark.parametrize("cardinality, refusal", [
-    ("sum(range(100000000000))", SANDBOX + "range() of more than 10000 numbers"),
+    ("sum(range(100000000000))", f"the loopCardinality {SANDBOX}range() of more than 10000 numbers"),
     ("1000000", "loopCardinality 1000000: a multi-instance task runs at most 100 instances"),
 ])
 def test_a_loop_cardinality_is_checked_at_deploy(bundled, cardinality, refusal):
     text, forms = bundled
     bad = _multi_instance(text, cardinality)
     line = _line(bad, "svc_raise_report", "bpmn:loopCardinality")
-    assert any(p.startswith(f"error: svc_raise_report, line {line}: {refusal}") for p in _problems(bad, forms)), \
+    assert any(p.startswith(f"error: svc_raise_report, line {line}: {REPORT_TASK}: {refusal}")
+               for p in _problems(bad, forms)), \
         _problems(bad, forms)
 
 
@@ -248,7 +255,9 @@ def test_timer_periods_are_bounded_at_deploy(bundled, original, element, bad, re
     assert text.count(original) == 1
     changed = text.replace(original, bad.replace('"', "&quot;"))
     line = _line(changed, element, "bpmn:timeDate")
-    expected = f"error: {element}, line {line}: timer expression {bad!r}: {refusal}"
+    event = {"ice_appeal_window_ends": "intermediate catch event 'Appeal period ends'",
+             "n_ice_period_ends": "intermediate catch event 'Objection period ends'"}[element]
+    expected = f"error: {element}, line {line}: {event}: timer expression {bad!r}: {refusal}"
     assert expected in _problems(changed, forms)
 
 

@@ -206,7 +206,8 @@ def test_a_draft_with_problems_is_saved_but_not_deployed(admin, sessions, bundle
     saved = admin.post(f"{PAGE}/draft", json={"bpmn": bad, "forms": _texts(forms), "revision": None}).get_json()
     assert saved["valid"] is False
     problem = {"element_id": "svc_publish_notice", "line": _line(bad, "svc_publish_notice"),
-               "message": "service task calls 'notice.steal_the_cattle', which is not a registered handler",
+               "message": "service task 'Publish notice in the nearest village' calls 'notice.steal_the_cattle', "
+                          "which is not a registered handler",
                "severity": "error"}
     assert saved["problems"] == [problem]
     refused = admin.post(f"{PAGE}/deploy", json={"revision": 1, "note": "try"})
@@ -250,15 +251,17 @@ LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 "lol">\n'
           + ']>\n<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" '
             'targetNamespace="t"><bpmn:process id="rule130_case" isExecutable="true">'
             '<bpmn:documentation>&lol9;</bpmn:documentation></bpmn:process></bpmn:definitions>')
-SANDBOX = "expression refused by the sandbox: "
-NOT_A_ROLE = f"user task is in lane 'headman', which is not a role {ROLES}"
+SANDBOX = "sequence flow 'yes': the conditionExpression is refused by the sandbox: "
+NOTICE_EVENT = "intermediate catch event 'Objection period ends'"
+SARPANCH_TASKS = {"ut_order_stand": "Order that the auction stand", "ut_pay_feeding_charges": "Pay feeding charges",
+                  "ut_decide_objection": "Decide ownership claim", "ut_decide_unsold": "Decide unsold cattle"}
 
 # (change, [(element id, line: (text) -> int | None, message)], readable: a draft of it may be saved)
 BAD = {
     "malformed-xml": (_whole('<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">\n'
                              '<bpmn:process id="rule130_case">\n</bpmn:definitions>'),
-                      [(None, lambda t: 3, "the file is not well-formed XML: Opening and ending tag mismatch: "
-                                           "process line 2 and definitions, line 3, column 20")], False),
+                      [(None, lambda t: 3, "the file is not well-formed XML: the element <process> opened on line "
+                                           "2 is closed by </definitions> (line 3, column 20)")], False),
     "not-bpmn": (_whole('<?xml version="1.0"?>\n<html><body>hello</body></html>'),
                  [(None, lambda t: 2, "the file is not BPMN 2.0: its root element is not bpmn:definitions")], False),
     "xxe": (_whole(XXE), [(None, lambda t: 2, "the file declares a DTD or entities; BPMN files must not")], False),
@@ -276,31 +279,33 @@ BAD = {
                      True),
     "P29D": (_replace(NOTICE_TIMER, "&quot;P29D&quot;"),
              [("n_ice_period_ends", lambda t: _line(t, "n_ice_period_ends", "timeDate"),
-               f"timer expression '\"P29D\"' is not a legal period; {USE_PERIOD_END}")], True),
+               f"{NOTICE_EVENT}: timer expression '\"P29D\"' is not a legal period; {USE_PERIOD_END}")], True),
     "P30D": (_replace(NOTICE_TIMER, "&quot;P30D&quot;"),
              [("n_ice_period_ends", lambda t: _line(t, "n_ice_period_ends", "timeDate"),
-               f"timer expression '\"P30D\"' is not a legal period; {USE_PERIOD_END}")], True),
+               f"{NOTICE_EVENT}: timer expression '\"P30D\"' is not a legal period; {USE_PERIOD_END}")], True),
     "no-lane": (_replace("<bpmn:flowNodeRef>ut_order_stand</bpmn:flowNodeRef>", ""),
                 [("ut_order_stand", lambda t: _line(t, "ut_order_stand"),
-                  f"user task has no lane; put it in the lane of the role that does it {ROLES}")], True),
+                  f"user task 'Order that the auction stand' has no lane; put it in the lane of the role that does "
+                  f"it {ROLES}")], True),
     "lane-not-a-role": (_replace('name="sarpanch"', 'name="headman"'),
-                        [(task, (lambda task: lambda t: _line(t, task))(task), NOT_A_ROLE)
-                         for task in ("ut_pay_feeding_charges", "ut_order_stand", "ut_decide_objection",
-                                      "ut_decide_unsold")], True),
+                        [(task, (lambda task: lambda t: _line(t, task))(task),
+                          f"user task '{name}' is in lane 'headman', which is not a role {ROLES}")
+                         for task, name in SARPANCH_TASKS.items()], True),
     "form-missing": (_forms("record_bid.schema.json", None),
                      [("ut_record_bid", lambda t: _line(t, "ut_record_bid"),
-                       "user task names form record_bid.schema.json, which is not in the deployment")], True),
+                       "user task 'Record bid' names form record_bid.schema.json, which is not in the deployment")],
+                     True),
     "form-not-a-schema": (_forms("record_bid.schema.json", {"type": 12}),
                           [(None, lambda t: None, "form record_bid.schema.json is not a valid JSON Schema: 12 is not "
                                                   "valid under any of the given schemas")], True),
     "form-not-json": (_forms("record_bid.schema.json", "{ not json"),
+                      # the form is sent but not JSON: that is its one problem (never "not in the deployment")
                       [(None, lambda t: None, "form record_bid.schema.json is not JSON: Expecting property name "
-                                              "enclosed in double quotes (line 1, column 3)"),
-                       ("ut_record_bid", lambda t: _line(t, "ut_record_bid"),
-                        "user task names form record_bid.schema.json, which is not in the deployment")], False),
+                                              "enclosed in double quotes (line 1, column 3)")], False),
     "unregistered-handler": (_replace('id="notice.publish"', 'id="notice.steal_the_cattle"'),
                              [("svc_publish_notice", lambda t: _line(t, "svc_publish_notice"),
-                               "service task calls 'notice.steal_the_cattle', which is not a registered handler")],
+                               "service task 'Publish notice in the nearest village' calls "
+                               "'notice.steal_the_cattle', which is not a registered handler")],
                              True),
 }
 
@@ -374,7 +379,18 @@ def test_the_api_validates_and_deploys_a_new_version(client, sessions, tokens, b
     dry = client.post("/api/v1/process-versions", json={"bpmn": changed, "forms": forms, "dry_run": True},
                       headers=headers)
     assert dry.status_code == 200
-    assert dry.get_json() == {"valid": True, "process_id": "rule130_case", "problems": []}
+    answer = dry.get_json()
+    assert {k: answer[k] for k in ("valid", "process_id", "problems")} == {
+        "valid": True, "process_id": "rule130_case", "problems": []}
+    # the verdict: what is true of the file, as the CLI and the modeler say it
+    assert {k: answer["verdict"][k] for k in ("kind", "well_formed", "xsd_valid", "process_id", "checked")} == {
+        "kind": "deployable", "well_formed": True, "xsd_valid": True, "process_id": "rule130_case",
+        "checked": "rule130_case"}
+    assert answer["verdict"]["processes"][0] == {"id": "rule130_case", "executable": True, "name": (
+        "Rule 130: disposal of cattle not released within 3 days"), "pool": (
+        "Rule 130: disposal of cattle not released within 3 days")}
+    assert answer["verdict"]["summary"].startswith("well-formed XML; valid BPMN 2.0; 5 process(es): ")
+    assert answer["verdict"]["summary"].endswith("; rule130_case can run here")
     assert _counts(sessions) == (1, 0)
     # multipart: the .bpmn file and the forms as files
     files = [(io.BytesIO(json.dumps(schema).encode()), name) for name, schema in forms.items()]

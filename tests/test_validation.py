@@ -16,7 +16,7 @@ from lxml import etree
 from sqlalchemy import func, select
 
 import handlers
-from webapp.engine.parser import USE_PERIOD_END, Problem, verdict
+from webapp.engine.parser import USE_PERIOD_END, Problem, examine, verdict
 from webapp.errors import InvalidDiagram
 from webapp.services import repository
 from webapp.store.models import ProcessVersion
@@ -26,6 +26,10 @@ NS = {"bpmn": BPMN}
 CORPUS = Path(__file__).parent / "corpus" / "miwg-reference"
 RELEASE_TIMER = "period_end(impounded_at, 3, timezone)"
 OBJECTION_TIMER = 'period_end(notice["published_at"], notice["objection_period_days"], timezone)'
+# How the messages name the elements these tests change (kind and name; the id is the problem's own)
+RELEASE_EVENT = "boundary event 'Release window ends (3 days)'"
+OBJECTION_EVENT = "intermediate catch event 'Objection period ends'"
+AUCTION_EVENT = "boundary event 'Third auction day ends'"
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +78,7 @@ def test_the_bundled_diagram_passes_with_no_warnings(bundled):
 def test_a_timer_that_is_not_period_end_is_refused(sessions, bundled, expression):
     text, forms = bundled
     bad = text.replace(RELEASE_TIMER, expression.replace('"', "&quot;"))
-    expected = Problem(f"timer expression {expression!r} is not a legal period; {USE_PERIOD_END}",
+    expected = Problem(f"{RELEASE_EVENT}: timer expression {expression!r} is not a legal period; {USE_PERIOD_END}",
                        "bt_release_window", _line(bad, "bt_release_window", "timeDate"))
     _refused(sessions, bad, forms, str(expected))
 
@@ -83,7 +87,7 @@ def test_a_timer_duration_instead_of_a_date_is_refused(sessions, bundled):
     text, forms = bundled
     bad = text.replace(f'<bpmn:timeDate xsi:type="bpmn:tFormalExpression">{RELEASE_TIMER}</bpmn:timeDate>',
                        '<bpmn:timeDuration xsi:type="bpmn:tFormalExpression">"P3D"</bpmn:timeDuration>')
-    expected = Problem(f"timer uses timeDuration '\"P3D\"'; {USE_PERIOD_END} in a timeDate",
+    expected = Problem(f"{RELEASE_EVENT}: timer uses timeDuration '\"P3D\"'; {USE_PERIOD_END} in a timeDate",
                        "bt_release_window", _line(bad, "bt_release_window", "timeDuration"))
     _refused(sessions, bad, forms, str(expected))
 
@@ -92,7 +96,8 @@ def test_a_timer_must_use_the_panchayat_time_zone(sessions, bundled):
     text, forms = bundled
     expression = "period_end(impounded_at, 3, &quot;Asia/Kolkata&quot;)"
     bad = text.replace(RELEASE_TIMER, expression)
-    expected = Problem("timer expression 'period_end(impounded_at, 3, \"Asia/Kolkata\")' must pass timezone "
+    expected = Problem(f"{RELEASE_EVENT}: timer expression 'period_end(impounded_at, 3, \"Asia/Kolkata\")' must pass "
+                       "timezone "
                        f"(the Panchayat's time zone) as the third argument; {USE_PERIOD_END}",
                        "bt_release_window", _line(bad, "bt_release_window", "timeDate"))
     _refused(sessions, bad, forms, str(expected))
@@ -102,7 +107,8 @@ def test_an_objection_period_below_30_days_is_refused(sessions, bundled):
     text, forms = bundled
     assert OBJECTION_TIMER in text
     bad = text.replace(OBJECTION_TIMER, 'period_end(notice["published_at"], 29, timezone)')
-    expected = Problem("timer expression 'period_end(notice[\"published_at\"], 29, timezone)': the objection "
+    expected = Problem(f"{OBJECTION_EVENT}: timer expression 'period_end(notice[\"published_at\"], 29, timezone)': "
+                       "the objection "
                        "period can never be below 30 days (Rule 130(a))",
                        "n_ice_period_ends", _line(bad, "n_ice_period_ends", "timeDate"))
     _refused(sessions, bad, forms, str(expected))
@@ -132,7 +138,8 @@ def test_the_periods_the_rule_fixes_cannot_be_changed_by_a_diagram(sessions, bun
 def test_the_objection_period_takes_its_days_from_the_notice_never_a_constant(sessions, bundled):
     text, forms = bundled
     bad = text.replace(OBJECTION_TIMER, 'period_end(notice["published_at"], 30, timezone)')
-    expected = Problem("timer expression 'period_end(notice[\"published_at\"], 30, timezone)': the objection "
+    expected = Problem(f"{OBJECTION_EVENT}: timer expression 'period_end(notice[\"published_at\"], 30, timezone)': "
+                       "the objection "
                        'period must take its days from the notice (notice["objection_period_days"]), never a '
                        "constant", "n_ice_period_ends", _line(bad, "n_ice_period_ends", "timeDate"))
     _refused(sessions, bad, forms, str(expected))
@@ -145,7 +152,8 @@ def test_any_timer_documented_as_rule_130a_keeps_the_30_day_minimum(sessions, bu
     doc = event.find("bpmn:documentation", NS)
     doc.text = "Rule 130(a) with Rule 2 (day): " + doc.text
     bad = etree.tostring(root, encoding="unicode")
-    expected = Problem("timer expression 'period_end(notice[\"auction_opened_at\"], 2, timezone)': the objection "
+    expected = Problem(f"{AUCTION_EVENT}: timer expression 'period_end(notice[\"auction_opened_at\"], 2, timezone)': "
+                       "the objection "
                        "period can never be below 30 days (Rule 130(a))",
                        "bt_auction_closes", _line(bad, "bt_auction_closes", "timeDate"))
     _refused(sessions, bad, forms, str(expected))
@@ -173,7 +181,8 @@ def test_an_exclusive_gateway_with_a_flow_neither_conditioned_nor_default_is_ref
     original = '<bpmn:exclusiveGateway id="gw_objections" name="Objections filed?" default="f_no_objection">'
     assert original in text
     bad = text.replace(original, '<bpmn:exclusiveGateway id="gw_objections" name="Objections filed?">')
-    expected = Problem("exclusive gateway has outgoing flow(s) f_no_objection with no condition; give each a "
+    expected = Problem("exclusive gateway 'Objections filed?' has outgoing flow(s) f_no_objection ('no') with no "
+                       "condition; give each a "
                        "condition or make one the gateway's default flow", "gw_objections",
                        _line(bad, "gw_objections"))
     _refused(sessions, bad, forms, str(expected))
@@ -188,7 +197,8 @@ def test_an_event_based_gateway_with_two_timers_is_refused(sessions, bundled):
     bad = text.replace(original, '<bpmn:timerEventDefinition id="td_second"><bpmn:timeDate '
                                  'xsi:type="bpmn:tFormalExpression">period_end(impounded_at, 3, timezone)'
                                  "</bpmn:timeDate></bpmn:timerEventDefinition>")
-    expected = Problem("event-based gateway waits on 2 timers (ice_appeal_window_ends, ice_appeal_filed); "
+    expected = Problem("event-based gateway 'Appeal or period ends' waits on 2 timers (ice_appeal_window_ends "
+                       "('Appeal period ends'), ice_appeal_filed ('Appeal filed')); "
                        "SpiffWorkflow 3.2.0 would fire them all at the first timer's instant: keep one timer "
                        "behind the gateway and model the others apart", "egw_appeal", _line(bad, "egw_appeal"))
     _refused(sessions, bad, forms, str(expected))
@@ -201,7 +211,8 @@ def test_a_user_task_with_no_lane_is_refused(sessions, bundled):
     original = "<bpmn:flowNodeRef>ut_order_stand</bpmn:flowNodeRef>"
     assert text.count(original) == 1
     bad = text.replace(original, "")
-    expected = Problem("user task has no lane; put it in the lane of the role that does it (pound_keeper, "
+    expected = Problem("user task 'Order that the auction stand' has no lane; put it in the lane of the role that "
+                       "does it (pound_keeper, "
                        "secretary, sarpanch, appellate_authority, receiving_officer)", "ut_order_stand",
                        _line(bad, "ut_order_stand"))
     _refused(sessions, bad, forms, str(expected))
@@ -210,10 +221,10 @@ def test_a_user_task_with_no_lane_is_refused(sessions, bundled):
 # -- 5. documentation names its clause (warnings) ---------------------------------------------------
 
 @pytest.mark.parametrize("documentation, message", [
-    (None, "flow node has no documentation; begin it with its clause ('Rule 130(a)', 'Rule 2 (day)', or "
-           "'reading: ...')"),
-    ("Wait for an appeal.", "documentation does not begin with its clause; start it with 'Rule 130', 'Rule 2' "
-                            "or 'reading:'"),
+    (None, "event-based gateway 'Appeal or period ends' has no documentation; begin it with its clause "
+           "('Rule 130(a)', 'Rule 2 (day)', or 'reading: ...')"),
+    ("Wait for an appeal.", "the documentation of event-based gateway 'Appeal or period ends' does not begin with "
+                            "its clause; start it with 'Rule 130', 'Rule 2' or 'reading:'"),
 ])
 def test_documentation_that_does_not_name_its_clause_is_a_warning(bundled, documentation, message):
     text, forms = bundled
@@ -236,31 +247,51 @@ def test_the_corpus_is_complete_with_its_attribution():
     assert "Creative Commons Attribution 3.0" in (CORPUS.parent / "README.md").read_text()
 
 
-def test_every_corpus_diagram_gets_a_verdict_naming_its_elements():
+def names_its_element(problem: Problem, ids: dict) -> bool:
+    """A problem about an element names it in its message: by its name when it has one, else its id."""
+    element = ids[problem.element_id]
+    name = " ".join((element.get("name") or "").split())
+    return f"'{name[:60]}" in problem.message if name else problem.element_id in problem.message
+
+
+def test_every_corpus_diagram_gets_a_true_verdict_naming_its_elements():
     verdicts = {}
     for path in sorted(CORPUS.glob("*.bpmn")):
         data = path.read_bytes()
-        deployable, problems = verdict(data, {}, handlers.names())  # no exception may escape
-        assert deployable or problems, path.name
-        ids = set(etree.fromstring(data).xpath("//@id"))
-        for line in problems:
-            severity, _, rest = line.partition(": ")
-            assert severity in ("error", "warning"), line
-            element = rest.split(",")[0].split(":")[0]
-            assert element in ids, f"{path.name}: {line}"
-        verdicts[path.name] = (deployable, problems)
-    assert sum(deployable for deployable, _ in verdicts.values()) == 0
-    assert any("no executable process" in p for p in verdicts["A.1.0.bpmn"][1])
-    assert any("data store 'Bank System' has no implementation" in p for p in verdicts["C.5.0.bpmn"][1])
-    assert any(p.startswith("error: ServiceTask_GetCreditScore, line ") and "Service Task must have an operator"
-               in p for p in verdicts["C.9.0.bpmn"][1])
-    assert any("UserTask_CallCustomer" in p and "has no lane" in p for p in verdicts["C.9.1.bpmn"][1])
+        found = examine(data, {}, handler_names=handlers.names())  # no exception may escape
+        assert not found.deployable and found.problems, path.name
+        ids = {e.get("id"): e for e in etree.fromstring(data).iter() if isinstance(e.tag, str) and e.get("id")}
+        for problem in found.problems:
+            assert problem.severity in ("error", "warning"), problem
+            assert problem.message and not problem.message.endswith("?."), problem
+            assert problem.element_id is None or names_its_element(problem, ids), f"{path.name}: {problem}"
+        verdicts[path.name] = found
+    # the reference diagrams are valid BPMN 2.0, and none holds the process this installation runs
+    assert {(v.xsd_valid, v.kind) for v in verdicts.values()} == {(True, "process_missing")}
+    assert verdicts["A.1.0.bpmn"].problems[0].message == (
+        "this installation runs the process rule130_case; the file holds process WFP-6- (not executable), none with "
+        'the id rule130_case and none marked executable: give the process to run the id rule130_case and '
+        'isExecutable="true"')
+    # C.5.0's data store 'Bank System' is in pools not marked executable: nothing would run, nothing of theirs
+    # is checked (it was once refused as "data store 'Bank System' has no implementation")
+    assert [p.element_id for p in verdicts["C.5.0.bpmn"].problems] == [None]
+    # C.9.0 holds one executable process: what stops it from running here is said of it, element by element
+    c90 = {p.element_id: p for p in verdicts["C.9.0.bpmn"].errors}
+    assert c90["ServiceTask_GetCreditScore"].message == (
+        "service task 'Get credit score' names no handler; give it a service operator "
+        "(spiffworkflow:serviceTaskOperator) that names a registered handler")
+    assert c90["SequenceFlow_Red"].message.startswith(
+        "sequence flow 'Red (severe risk)': the conditionExpression '= some risk in riskLevels satisfies risk = "
+        "\"red\"' is written in FEEL (Camunda 8's expression language); diagram expressions here are Python")
+    assert any(p.element_id == "UserTask_CallCustomer" and "user task 'Call customer' has no lane" in p.message
+               for p in verdicts["C.9.1.bpmn"].problems)
 
 
 def test_a_file_with_no_process_gets_a_verdict():
     empty = (b'<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="' + BPMN.encode() +
              b'" id="d" targetNamespace="t"/>')
-    assert verdict(empty, {}, handlers.names()) == (False, ["error: the file has no process"])
+    assert verdict(empty, {}, handlers.names()) == (False, [
+        "error: the file holds no process (bpmn:process); this installation runs the process rule130_case: add it"])
     assert verdict(b"not xml", {}, handlers.names())[0] is False
 
 

@@ -276,6 +276,7 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
         bpmn = bpmn_files[0].read_bytes()
         if dry_run:
             parsed = repository.check(bpmn, forms)
+            click.echo(f"verdict: {parsed.summary}")
             for warning in parsed.warnings:
                 click.echo(str(warning))
             click.echo(f"valid: {bpmn_files[0]} with {len(forms)} form(s), content hash {parsed.content_hash[:12]}")
@@ -287,6 +288,9 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
                    f"{version.version} ({version.content_hash[:12]})")
     except InvalidDiagram as error:
         click.echo(f"refused: {error.message}", err=True)
+        found = getattr(error, "verdict", None)  # the pipeline's verdict: the file's facts in one line
+        if found is not None:
+            click.echo(f"verdict: {found.summary()}", err=True)
         for problem in error.problems:
             if problem != error.message:
                 click.echo(problem, err=True)

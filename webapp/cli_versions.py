@@ -19,6 +19,9 @@ process_option = click.option("--process", "process_id", default="rule130_case",
 
 def _refuse(error: Rule130Error) -> None:
     click.echo(f"refused: {error.message}", err=True)
+    found = getattr(error, "verdict", None) if isinstance(error, InvalidDiagram) else None
+    if found is not None:  # a diagram's verdict: its facts in one line, as rule130 deploy prints them
+        click.echo(f"verdict: {found.summary()}", err=True)
     for problem in getattr(error, "problems", []) if isinstance(error, InvalidDiagram) else []:
         if problem != error.message:
             click.echo(problem, err=True)

@@ -17,15 +17,17 @@ Loops in the diagram itself are bounded too: a multi-instance task runs at most
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from lxml import etree
 
+from .elements import owner
 from .sandbox import MAX_INSTANCES, ScriptRefused, compile_expression, compile_script
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 SPIFF_NS = "http://spiffworkflow.org/bpmn/schema/1.0/core"
 MAX_LOOP = 100  # iterations of a standard loop (loopMaximum)
+NOT_PYTHON = "not valid Python: "  # the sandbox's words for a syntax error
 
 SCRIPTS = {(BPMN_NS, "script"), (SPIFF_NS, "preScript"), (SPIFF_NS, "postScript")}
 EXPRESSIONS = {(BPMN_NS, name) for name in ("conditionExpression", "timeDate", "timeDuration", "timeCycle",
@@ -37,10 +39,10 @@ Found = tuple[str, str | None, int | None]  # (message, element id, line)
 
 
 def _owner_id(node: etree._Element) -> str | None:
-    owner = node.getparent()
-    while owner is not None and owner.get("id") is None:
-        owner = owner.getparent()
-    return owner.get("id") if owner is not None else None
+    """The id of the BPMN element the expression belongs to (an extension's ``id`` is none: SpiffWorkflow's
+    service operator's is its handler's name)."""
+    found = owner(node.getparent()) if node.getparent() is not None else None
+    return found.get("id") if found is not None else None
 
 
 def sources(root: etree._Element) -> Iterator[tuple[etree._Element, str, str, bool]]:
@@ -59,28 +61,49 @@ def sources(root: etree._Element) -> Iterator[tuple[etree._Element, str, str, bo
             yield node, f"parameter {node.get('id')}", node.get("value").strip(), False
 
 
-def check(root: etree._Element) -> list[Found]:
+def check(root: etree._Element, scope: set[Any] | None = None) -> list[Found]:
     """Compile every expression and script (see the module text) and check the loops' bounds.
 
+    Args:
+        scope: the elements to check (those of the processes that run); None: the whole file.
     Returns:
         ``(message, element id, line)`` for each refusal; empty when all pass.
     """
     found: list[Found] = []
     for node, what, source, is_script in sources(root):
+        if scope is not None and node not in scope:
+            continue
         if not source and is_script:
             continue  # SpiffWorkflow runs nothing for an empty script
         if not source and what not in ("conditionExpression", "timeDate", "timeDuration", "timeCycle"):
             found.append((f"{what} is empty; give an expression or remove it", _owner_id(node), node.sourceline))
             continue
+        language = ("JUEL (Camunda 7's expression language)" if source.startswith(("${", "#{")) and source.endswith("}")
+                    else "FEEL (Camunda 8's expression language)" if source.startswith("=") else None)
+        if language:
+            shown = source if len(source) <= 80 else source[:79] + "…"
+            found.append((f"the {what} {shown!r} is written in {language}; diagram expressions here are Python: "
+                          "write it as one (e.g. amount > 1000)", _owner_id(node), node.sourceline))
+            continue
         try:
             compile_script(source) if is_script else compile_expression(source)
         except ScriptRefused as error:
-            found.append((f"expression refused by the sandbox: {error}", _owner_id(node), node.sourceline))
+            detail = str(error)
+            if detail.startswith(NOT_PYTHON):  # say what was written: it is often another language (XPath, FEEL)
+                shown = " ".join(source.split())
+                shown = shown if len(shown) <= 80 else shown[:79] + "…"
+                kind, example = ("scripts", "total = fee * 2") if is_script else ("expressions", "amount > 1000")
+                found.append((f"the {what} {shown!r} is not valid Python ({detail[len(NOT_PYTHON):]}); diagram "
+                              f"{kind} here are Python (e.g. {example})", _owner_id(node), node.sourceline))
+            else:
+                found.append((f"the {what} is refused by the sandbox: {detail}", _owner_id(node), node.sourceline))
             continue
         if what == "loopCardinality" and source.isdigit() and int(source) > MAX_INSTANCES:
             found.append((f"loopCardinality {source}: a multi-instance task runs at most {MAX_INSTANCES} "
                           "instances", _owner_id(node), node.sourceline))
     for loop in root.iter(f"{{{BPMN_NS}}}standardLoopCharacteristics"):
+        if scope is not None and loop not in scope:
+            continue
         maximum = (loop.get("loopMaximum") or "").strip()
         if not maximum.isdigit() or int(maximum) > MAX_LOOP:
             found.append((f"a standard loop needs loopMaximum, a whole number of iterations from 0 to {MAX_LOOP} "

@@ -26,7 +26,7 @@ from sqlalchemy.orm.exc import StaleDataError
 import handlers
 
 from .. import clock
-from ..engine.parser import MAX_FORM_BYTES, Problem, diagnose, problems_of, read_xml, refusal
+from ..engine.parser import MAX_FORM_BYTES, Problem, Verdict, examine, problems_of, read_xml, refusal
 from ..errors import Conflict, InvalidDiagram, NotFound, NotPermitted, Rule130Error
 from ..i18n import M_
 from ..store.models import ProcessDraft, ProcessVersion, User
@@ -111,14 +111,24 @@ def read_submission(bpmn: Any, forms: Any) -> Submission:
     return Submission(bpmn, parsed, texts, problems)
 
 
-def check(submission: Submission, process_id: str = repository.PROCESS_ID) -> tuple[bool, list[Problem]]:
-    """Validate a submission through the one pipeline (:func:`webapp.engine.parser.diagnose`).
+def verdict(submission: Submission, process_id: str = repository.PROCESS_ID) -> Verdict:
+    """The verdict on a submission through the one pipeline (:func:`webapp.engine.parser.examine`, the
+    checks ``rule130 deploy`` runs), with the forms that could not be read among its problems.
 
     Returns:
-        (deployable, problems): the forms' own problems first, then the diagram's errors and warnings.
+        The Verdict: its problems are the forms' own problems first, then the diagram's errors and
+        warnings (a user task naming an unreadable form is not also told the form is missing).
     """
-    deployable, problems = diagnose(submission.bpmn_xml, submission.forms, handlers.names(), process_id)
-    return deployable and not submission.problems, submission.problems + problems
+    unread = set(submission.form_texts) - set(submission.forms)
+    found = examine(submission.bpmn_xml, submission.forms, process_id, handlers.names(), unread_forms=unread)
+    found.problems = submission.problems + found.problems
+    return found
+
+
+def check(submission: Submission, process_id: str = repository.PROCESS_ID) -> tuple[bool, list[Problem]]:
+    """:func:`verdict` as (deployable, problems)."""
+    found = verdict(submission, process_id)
+    return found.deployable, found.problems
 
 
 def current_version(session: Session, process_id: str) -> ProcessVersion:

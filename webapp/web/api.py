@@ -29,7 +29,8 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTT
 from .. import casefile
 from ..app import csrf, db_session, sessions
 from ..engine import runtime
-from ..errors import AlreadySubmitted, NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
+from ..engine.parser import Problem, problems_of
+from ..errors import AlreadySubmitted, InvalidDiagram, NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
 from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
 
@@ -55,12 +56,32 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> Respon
     return response
 
 
+def problem_json(problem: Problem) -> dict[str, Any]:
+    """One problem of a diagram for JSON: element id (or null), line (or null), message, severity (error |
+    warning), and ``path`` (the element's place in the file) when the line alone does not find it."""
+    found = {"element_id": problem.element_id, "line": problem.line, "message": problem.message,
+             "severity": problem.severity}
+    if problem.path:
+        found["path"] = problem.path
+    return found
+
+
+def invalid_diagram_details(error: InvalidDiagram) -> dict[str, Any]:
+    """What a 422 ``invalid_diagram`` carries besides its message: every problem, and the verdict when the
+    pipeline gave one (:meth:`webapp.engine.parser.Verdict.as_json`; None otherwise)."""
+    found = getattr(error, "verdict", None)
+    return {"problems": [problem_json(p) for p in problems_of(error)],
+            "verdict": found.as_json() if found is not None else None}
+
+
 @bp.errorhandler(Rule130Error)
 def _rule130_error(error: Rule130Error) -> Response:
     """The product's refusals, mapped by their own status (NotFound 404, NotPermitted 403,
-    Conflict 409, Refused/DeadlinePassed 422)."""
+    Conflict 409, Refused/DeadlinePassed 422; a diagram's refusal with its problems and verdict)."""
     if error.status >= 500:
         log.error("API %s %s failed: %s", request.method, request.path, error.message)
+    if isinstance(error, InvalidDiagram):
+        return error_response(error.status, error.code, error.message, **invalid_diagram_details(error))
     fields = (error.field_errors or None) if isinstance(error, Refused) else None
     last_day = error.details.get("last_day")
     return error_response(error.status, error.code, error.message, fields=fields,

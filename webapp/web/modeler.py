@@ -21,29 +21,22 @@ from flask_login import current_user
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..app import sessions
-from ..engine.parser import Problem, problems_of
 from ..errors import InvalidDiagram, NotFound, Rule130Error
 from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, translate
 from ..services import drafts, repository
 from . import errors
 from .api import bp as api_bp
-from .api import error_response
+from .api import error_response, invalid_diagram_details, problem_json
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
 BUNDLE = Path(__file__).resolve().parents[1] / "static" / "modeler" / "modeler.js"
 TRUE = ("1", "true", "yes", "on")
 
 
-def problem_json(problem: Problem) -> dict[str, Any]:
-    """One problem for JSON: element id (or null), line (or null), message, severity (error | warning)."""
-    return {"element_id": problem.element_id, "line": problem.line, "message": problem.message,
-            "severity": problem.severity}
-
-
 def invalid_response(error: InvalidDiagram) -> Response:
-    """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...]}}``."""
-    return error_response(422, error.code, error.message,
-                          problems=[problem_json(p) for p in problems_of(error)])
+    """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...], "verdict": {...}}}`` (the
+    verdict when the pipeline gave one: :meth:`webapp.engine.parser.Verdict.as_json`)."""
+    return error_response(422, error.code, error.message, **invalid_diagram_details(error))
 
 
 def too_large_response() -> Response:
@@ -171,13 +164,14 @@ def source(process_id: str) -> Any:
 @bp.post("/<process_id>/validate")
 def validate(process_id: str) -> Any:
     """Validate ``{"bpmn", "forms"}`` without storing anything: 200 ``{"valid": true, "problems":
-    [warnings]}`` or 422 with every problem."""
+    [warnings], "verdict"}`` or 422 with every problem and the verdict."""
     body = _json_body()
     submission = drafts.read_submission(body.get("bpmn"), body.get("forms"))
-    deployable, problems = drafts.check(submission, _process_id(process_id))
-    if not deployable:
-        return invalid_response(_refusal(problems))
-    return jsonify({"valid": True, "problems": [problem_json(p) for p in problems]})
+    found = drafts.verdict(submission, _process_id(process_id))
+    if not found.deployable:
+        return invalid_response(found.refusal())
+    return jsonify({"valid": True, "problems": [problem_json(p) for p in found.problems],
+                    "verdict": found.as_json()})
 
 
 @bp.post("/<process_id>/draft")
@@ -243,12 +237,6 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _refusal(problems: list[Problem]) -> InvalidDiagram:
-    errors = [p for p in problems if p.severity == "error"]
-    return InvalidDiagram(M_("%(errors)s problem(s) stop this diagram from running", errors=len(errors)),
-                          [str(p) for p in problems], problems)
-
-
 # -- the JSON API: POST /api/v1/process-versions ---------------------------------------------------------
 
 @api_bp.post("/process-versions")
@@ -270,12 +258,13 @@ def api_deploy() -> Any:
         process_id = fields.get("process_id") or repository.PROCESS_ID
         if not isinstance(process_id, str) or len(process_id) > 100:
             raise InvalidDiagram(M_("process_id must be the id of a process in the diagram"))
-        deployable, problems = drafts.check(submission, process_id)
-        if not deployable:
-            return invalid_response(_refusal(problems))
+        found = drafts.verdict(submission, process_id)
+        problems = found.problems
+        if not found.deployable:
+            return invalid_response(found.refusal())
         if fields.get("dry_run") in (True, *TRUE):
             return jsonify({"valid": True, "process_id": process_id,
-                            "problems": [problem_json(p) for p in problems]})
+                            "problems": [problem_json(p) for p in problems], "verdict": found.as_json()})
         note = fields.get("note") or ""
         if not isinstance(note, str):
             raise InvalidDiagram(M_("the note must be text"))

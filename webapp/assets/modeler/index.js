@@ -68,7 +68,9 @@ function clearProblems() {
   state.marked = [];
 }
 
-function showProblems(problems, heading) {
+// verdict: the server's facts about the file (well-formed XML, valid BPMN 2.0, its processes, whether the
+// process this installation runs can run here), shown above the problems; the same words as rule130 deploy.
+function showProblems(problems, heading, verdict) {
   clearProblems();
   const list = $('modeler-problems');
   list.replaceChildren();
@@ -81,6 +83,12 @@ function showProblems(problems, heading) {
     item.className = 'heading';
     list.append(item);
   }
+  if (verdict && verdict.summary) {
+    const item = document.createElement('li');
+    item.textContent = verdict.summary;
+    item.className = 'verdict';
+    list.append(item);
+  }
   for (const problem of problems) {
     const item = document.createElement('li');
     item.className = `problem ${problem.severity}`;
@@ -90,6 +98,9 @@ function showProblems(problems, heading) {
     }
     if (problem.line) {
       where.push(t('line', { line: problem.line }));
+    }
+    if (problem.path) {  // the line alone does not find the element (a file written on one line)
+      where.push(problem.path);
     }
     item.textContent = `${t(problem.severity)}: ${where.length ? where.join(', ') + ': ' : ''}${problem.message}`;
     const element = problem.element_id && registry.get(problem.element_id);
@@ -224,11 +235,11 @@ async function validate() {
   status(t('validating'));
   const { status: code, data } = await request(app.dataset.validateUrl, await collect());
   if (code === 200) {
-    showProblems(data.problems, data.problems.length ? null : t('valid_diagram'));
+    showProblems(data.problems, data.problems.length ? null : t('valid_diagram'), data.verdict);
     status(t(data.problems.length ? 'valid_warnings' : 'valid_forms'), 'success');
     return true;
   }
-  showProblems((data.error && data.error.problems) || []);
+  showProblems((data.error && data.error.problems) || [], null, data.error && data.error.verdict);
   status(t('not_valid', { error: errorMessage(data) }), 'error');
   return false;
 }
