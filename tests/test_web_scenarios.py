@@ -13,8 +13,8 @@ import pytest
 
 from webapp.i18n import format_day
 
-from webapp.services import cases, tasks, users
-from webapp.simulate import _compare, _result, fire_until, load_scenario
+from webapp.services import acts, cases, tasks, users
+from webapp.simulate import MAKER, _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case
 from webapp.tariff import DEFAULT_TARIFF
 
@@ -63,9 +63,9 @@ def form_data(step) -> dict[str, str]:
 
 
 def day_first(text: str) -> str:
-    """2026-02-08 -> Sunday, 8 February 2026 (pages show dates day first with the weekday, in English here)."""
-    match = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
-    return format_day(text, "en") if match else text
+    """2026-02-08 -> Sunday, 8 February 2026 (pages show dates day first with the weekday, in English
+    here), alone or within a text."""
+    return re.sub(r"\d{4}-\d{2}-\d{2}", lambda found: format_day(found.group(0), "en"), text)
 
 
 @pytest.mark.parametrize("path", WEB_SCENARIOS, ids=lambda p: p.stem)
@@ -90,11 +90,20 @@ def test_scenario_through_the_web_pages(path, app, sessions, officers, virtual_c
     case_id = int(response.headers["Location"].rstrip("/").split("/")[-1])
 
     receivers: dict[str, object] = {}
+    recorded: dict[int, tuple[int, str]] = {}  # step number -> (the act it recorded, who made it)
     mismatches: list[str] = []
     for step in scenario.steps:
         fire_until(sessions, case_id, virtual_clock, step.at)
         virtual_clock.set(step.at)
-        response = act(step, case_id, clients, sessions, receivers, app)
+        if step.do == "correct":
+            response = correct(step, case_id, clients, sessions, recorded, app)
+        else:
+            response = act(step, case_id, clients, sessions, receivers, app)
+            if response is not None and response.status_code < 400:
+                with sessions() as session:
+                    latest = acts.latest(session, case_id)
+                if latest is not None and all(latest.id != known for known, _ in recorded.values()):
+                    recorded[step.number] = (latest.id, latest.actor_role or MAKER[step.do])
         if response is None:  # no such task is offered to the officer: the page cannot even be filled in
             if step.expect_error in (None, False):
                 mismatches.append(f"step {step.number} {step.do}: no open task for it")
@@ -117,6 +126,28 @@ def test_scenario_through_the_web_pages(path, app, sessions, officers, virtual_c
     assert _compare(scenario.expect, result) == []
     page = clients["secretary"].get(f"/cases/{case_id}")
     assert page.status_code == 200
+
+
+def _receiver_client(app, sessions, case_id):
+    """A client signed in as the case's receiving officer (the fixture's ``recv`` when none is named)."""
+    with sessions() as session:
+        officer_id = session.get(Case, case_id).receiving_officer_id
+        from webapp.store.models import User
+        username = session.get(User, officer_id).username if officer_id else "recv"
+    client = app.test_client()
+    client.post("/login", data={"username": username, "password": PASSWORD})
+    return client
+
+
+def correct(step, case_id, clients, sessions, recorded, app):
+    """The ``correct`` action on the case page's correction form (no check step: recorded at once)."""
+    f = step.fields
+    if f["step"] not in recorded:
+        return None
+    act_id, maker = recorded[f["step"]]
+    role = f.get("by") or maker
+    client = _receiver_client(app, sessions, case_id) if role == "receiving_officer" else clients[role]
+    return client.post(f"/cases/{case_id}/corrections", data={"act": str(act_id), "reason": f["reason"]})
 
 
 def act(step, case_id, clients, sessions, receivers, app):
@@ -146,13 +177,7 @@ def act(step, case_id, clients, sessions, receivers, app):
                                   display_name=str(f["receiver"]), password_method="pbkdf2:sha256:1000")
             session.commit()
     if step.do == "record_remittance":
-        with sessions() as session:
-            officer_id = session.get(Case, case_id).receiving_officer_id
-        client = app.test_client()
-        with sessions() as session:
-            from webapp.store.models import User
-            username = session.get(User, officer_id).username if officer_id else "recv"
-        client.post("/login", data={"username": username, "password": PASSWORD})
+        client = _receiver_client(app, sessions, case_id)
         role, element = "receiving_officer", "ut_record_remittance"
     else:
         role, element = TASK_ACTIONS[step.do]

@@ -115,6 +115,10 @@ def test_no_template_has_an_inline_script_style_or_event_handler():
     """The policy forbids inline code: scripts and styles live in static files."""
     problems = []
     for path in sorted(TEMPLATES.rglob("*.html")):
+        if path.relative_to(TEMPLATES).as_posix() == "documents/_pdf.html":
+            # never served: the page headless Chromium prints a PDF from, with JavaScript off and every
+            # request refused (webapp.pdf), so its stylesheet is inlined in it
+            continue
         text = path.read_text(encoding="utf-8")
         doc = lxml.html.fromstring(text) if text.strip() else None
         if doc is None:
