@@ -20,6 +20,8 @@ from webapp.errors import CaseHeld, Conflict, DeadlinePassed, NotFound, NotPermi
 from webapp.services import cases, ledger, tasklist, tasks, timers, uow, users
 from webapp.store.models import Case, Incident, TimerFiring
 
+from .conftest import POSTGRES
+
 D = Decimal
 US = timedelta(microseconds=1)
 
@@ -634,6 +636,15 @@ def _second_secretary(drive):
     return user
 
 
+# These races are staged in one thread: the other officer's (or the worker's) whole unit of work runs
+# inside this one's. On PostgreSQL every writer of a case locks its row first (webapp.store.db.lock_case),
+# so the inner unit would wait for the outer for ever: there the same races run in two threads, and the
+# loser waits and then meets the case as the winner left it (tests/test_act_instant.py, deadline_races).
+staged_in_one_thread = pytest.mark.skipif(bool(POSTGRES), reason="a race staged in one thread deadlocks on "
+                                          "PostgreSQL's row lock; raced across threads in test_act_instant.py")
+
+
+@staged_in_one_thread
 def test_two_officers_completing_the_same_task_one_wins_one_gets_conflict(drive):
     other = _second_secretary(drive)
     drive.start(ONE_COW)
@@ -704,6 +715,7 @@ def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
     assert drive.case().next_timer_due == ist_midnight("2026-03-12")  # D = 02-09, last day 03-11
 
 
+@staged_in_one_thread
 def test_officer_loses_race_to_the_worker_and_can_retry(drive):
     sold_with_objection_and_notice_timer_due(drive)
     sarpanch = drive.officers["sarpanch"]
@@ -731,6 +743,7 @@ def _incidents(drive):
         return session.scalars(select(Incident).where(Incident.case_id == drive.case_id)).all()
 
 
+@staged_in_one_thread
 def test_the_same_bid_sent_twice_at_the_same_moment_is_recorded_once_and_the_other_is_a_conflict(drive, monkeypatch):
     """A double click (or two officers) on "Record bid": the second submission read the case before
     the first committed. It must lose as a conflict, never complete the task a second time nor
@@ -761,6 +774,7 @@ def test_the_same_bid_sent_twice_at_the_same_moment_is_recorded_once_and_the_oth
     assert (drive.file().sale.buyer, drive.file().sale.amount) == ("Dbl", Decimal("3500.00"))
 
 
+@staged_in_one_thread
 def test_a_step_that_fails_on_a_case_changed_meanwhile_is_a_conflict_not_an_incident(drive):
     """Any act whose checks fail only because another transaction changed the case after it was
     read (its ledger no longer adds up, say) is a lost race: 409, nothing saved, no incident."""
