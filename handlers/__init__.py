@@ -10,7 +10,8 @@ service task naming an operation that is not registered.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Handler = Callable[..., dict[str, Any]]
 REGISTRY: dict[str, Handler] = {}

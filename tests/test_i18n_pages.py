@@ -247,7 +247,7 @@ def crawl(client, paths: list[str], data: list[str]) -> tuple[dict[str, list], d
 
     def check(label: str, response) -> None:
         statuses[label] = response.status_code
-        if response.status_code in (301, 302) or not response.mimetype == "text/html":
+        if response.status_code in (301, 302) or response.mimetype != "text/html":
             return
         html = response.get_data(as_text=True)
         assert '<html lang="hi">' in html, label

@@ -218,10 +218,10 @@ def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None
             click.echo(json.dumps(outcomes[0].result, indent=2, ensure_ascii=False))
         else:  # one result per file, each named by its file and the scenario's name
             click.echo(json.dumps([{"file": path, "scenario": scenario.name, **outcome.result}
-                                   for path, scenario, outcome in zip(scenarios, parsed, outcomes)],
+                                   for path, scenario, outcome in zip(scenarios, parsed, outcomes, strict=False)],
                                   indent=2, ensure_ascii=False))
     failed = False
-    for scenario, outcome in zip(parsed, outcomes):
+    for scenario, outcome in zip(parsed, outcomes, strict=False):
         if not as_json:
             click.echo(f"scenario {scenario.name}: case {outcome.case_number}")
             for event in outcome.timeline:
@@ -495,8 +495,8 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
     sys.exit(2)
 
 
-from .cli_versions import COMMANDS as _VERSION_COMMANDS  # noqa: E402  (they use the helpers above)
-from .cli_users import COMMANDS as _USER_COMMANDS  # noqa: E402
+from .cli_users import COMMANDS as _USER_COMMANDS
+from .cli_versions import COMMANDS as _VERSION_COMMANDS
 
 for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS):
     main.add_command(_command)

@@ -81,7 +81,7 @@ def deadline_days() -> int:
     return int(raw)
 
 
-def send(run: "CaseRun", roles: list[str], template: str, **params: Any) -> None:
+def send(run: CaseRun, roles: list[str], template: str, **params: Any) -> None:
     """Write ``template`` to the officers of ``roles`` and record it in the case history (when
     anyone was notified)."""
     run._sync_columns()  # the receiving officer of a dispatch is a recipient from the act on
@@ -91,12 +91,12 @@ def send(run: "CaseRun", roles: list[str], template: str, **params: Any) -> None
         run.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
 
-def ready_ids(run: "CaseRun") -> set[str]:
+def ready_ids(run: CaseRun) -> set[str]:
     """The ids of the READY user tasks of the case now."""
     return {str(task.id) for task in runtime.ready_user_tasks(run.wf)}
 
 
-def tasks_ready(run: "CaseRun", before: set[str], diagram_roles: set[str]) -> None:
+def tasks_ready(run: CaseRun, before: set[str], diagram_roles: set[str]) -> None:
     """Tell each lane of a user task that became READY since ``before`` (see the module text)."""
     for task in runtime.ready_user_tasks(run.wf):
         lane = task.task_spec.lane
@@ -106,7 +106,7 @@ def tasks_ready(run: "CaseRun", before: set[str], diagram_roles: set[str]) -> No
              exclude_user_id=run.user.id if run.user is not None else None)
 
 
-def periods_ended(run: "CaseRun", fired: list[runtime.ArmedTimer]) -> None:
+def periods_ended(run: CaseRun, fired: list[runtime.ArmedTimer]) -> None:
     """Tell the roles concerned that a legal period ended (one notice per fired timer)."""
     for timer in fired:
         period = ENDED.get(timer.bpmn_id)
@@ -121,7 +121,7 @@ def _remind_at(due: datetime, tz: str, days: int) -> tuple[datetime, Any]:
     return legal_time.day_start(last - timedelta(days=days - 1), tz), last
 
 
-def deadlines_near(run: "CaseRun") -> None:
+def deadlines_near(run: CaseRun) -> None:
     """Send the "deadline near" notices now due for the case's armed legal timers (once each)."""
     days = deadline_days()
     if days <= 0:
@@ -148,7 +148,7 @@ _REMINDERS = select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
     DeadlineReminder.case_id == bindparam("case_id"))  # built once: run by most units of work
 
 
-def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
+def _sent(run: CaseRun) -> dict[int, set[tuple[str, datetime]]]:
     """The (element, due instant) of the case's reminders sent: those stored, read once per
     transaction (no autoflush: an early flush would write the case row twice), and those this
     transaction added (:func:`deadlines_near` notes each)."""
@@ -160,12 +160,12 @@ def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
     return sent
 
 
-def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:
+def _reminded(run: CaseRun, timer: runtime.ArmedTimer) -> bool:
     """Whether the reminder of this timer and due instant was sent (stored, or added in this unit of work)."""
     return (timer.bpmn_id, timer.due) in _sent(run)[run.case.id]  # aware instants: equal in any zone
 
 
-def next_reminder(run: "CaseRun") -> datetime | None:
+def next_reminder(run: CaseRun) -> datetime | None:
     """The earliest future instant at which a "deadline near" notice of the case falls due."""
     days = deadline_days()
     if days <= 0:

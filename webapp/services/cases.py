@@ -8,17 +8,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
 from decimal import Decimal
-from typing import Any, Callable, Iterable
+from typing import Any
+from zoneinfo import ZoneInfo
 
+from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
 import handlers
 from handlers.context import HandlerContext
@@ -26,8 +27,17 @@ from handlers.context import HandlerContext
 from .. import casefile, clock, fees, legal_time, logs, textguard
 from ..casefile import Animal, Appeal, CaseFile, Objection, name_key
 from ..engine import runtime
-from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
-from ..i18n import OR, M_, message_list
+from ..errors import (
+    AlreadySubmitted,
+    CaseHeld,
+    DeadlinePassed,
+    EngineFailure,
+    NotFound,
+    NotPermitted,
+    Refused,
+    TaskFailed,
+)
+from ..i18n import M_, OR, message_list
 from ..store import audit
 from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User
 from . import acts, alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
@@ -760,7 +770,7 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     if mother.born_on is not None:  # a calf born in the pound is not yet a mother while it is there
         raise Refused(M_("%(animal)s is a calf born in the pound on %(day)s; choose the calf's mother",
                          animal=mother.label, day=mother.born_on), {"animal": M_("not a mother")})
-    if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
+    if (tag is not None and not isinstance(tag, str)) or (description is not None and not isinstance(description, str)):
         raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
     textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
     textguard.check_one_line(tag, "calf_tag", M_("the calf's tag"))

@@ -350,7 +350,7 @@ def _act_key(key: str) -> str:
 
 def _issue_of(key: str) -> int:
     """1 for a document's first issue, n for ``<key>#<n>`` (issued again after a correction)."""
-    head, _, tail = key.partition("#")
+    _head, _, tail = key.partition("#")
     return int(tail) if tail.isdigit() else 1
 
 

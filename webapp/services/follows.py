@@ -109,7 +109,7 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
         for key, day in cases.deadlines(new).items():
             if key in DEADLINE_NAMES and day is not None and cases.deadlines(old).get(key) != day:
                 follows.append(Follow(M_("%(deadline)s will be %(day)s", deadline=M_(DEADLINE_NAMES[key]), day=day)))
-    if before.status == "running" and case.status != "running" or (old is None and case.status != "running"):
+    if (before.status == "running" and case.status != "running") or (old is None and case.status != "running"):
         follows.append(Follow(M_("the case closes: %(outcome)s", outcome=_words(new.outcome))))
     for event in events:
         if event.kind == "document":

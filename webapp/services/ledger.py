@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session

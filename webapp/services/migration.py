@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from threading import Lock
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 from SpiffWorkflow.bpmn.util.diff import SpecDiff, WorkflowDiff, migrate_workflow
 from SpiffWorkflow.util.task import TaskState
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..engine import runtime
 from ..errors import NotFound, Refused, Rule130Error

@@ -8,9 +8,10 @@ so the figures are the same whichever process answers — a gunicorn web worker,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
@@ -116,12 +117,12 @@ def timer_lag_histogram(session: Session) -> tuple[list[tuple[str, int]], float,
     Returns:
         ([(upper bound as text, count <= bound), ..., ("+Inf", total)], sum of lag (s), total).
     """
-    columns = [func.coalesce(func.sum(case((LAG <= bound, 1), else_=0)), 0) for bound in LAG_BUCKETS]
+    columns = [func.coalesce(func.sum(case((bound >= LAG, 1), else_=0)), 0) for bound in LAG_BUCKETS]
     row = session.execute(select(*columns, func.count(TimerFiring.id),
                                  func.coalesce(func.sum(LAG), 0.0))).one()
     total, total_sum = int(row[-2]), float(row[-1])
-    buckets = [(repr(float(bound)), int(count)) for bound, count in zip(LAG_BUCKETS, row[:-2])]
-    return buckets + [("+Inf", total)], total_sum, total
+    buckets = [(repr(float(bound)), int(count)) for bound, count in zip(LAG_BUCKETS, row[:-2], strict=False)]
+    return [*buckets, ("+Inf", total)], total_sum, total
 
 
 def counts(session: Session, now: datetime) -> dict[str, float]:

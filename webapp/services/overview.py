@@ -17,14 +17,14 @@ from functools import lru_cache
 from typing import Any
 
 from lxml import etree
+from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
 from ..casefile import CaseFile
-from ..i18n import M_, Message, message_from_json
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
+from ..i18n import M_, Message, message_from_json
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
 from . import acts, cases, ledger, rules
 

@@ -9,8 +9,9 @@ the due instants of the diagram's own timers (recorded in ``case_file.timers``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from referencing.exceptions import Unresolvable
 from sqlalchemy.orm import Session

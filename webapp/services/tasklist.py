@@ -18,14 +18,15 @@ indexes, so its cost does not grow with the number of cases in other Panchayats.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any, Iterable
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
 from .. import clock, legal_time
 from ..casefile import CaseFile, name_key
@@ -85,7 +86,7 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     from .cases import deadlines  # cases imports this module's sync through uow
 
     dl = deadlines(cf)
-    plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
+    plus = lambda d, n: d + timedelta(days=n) if d else None
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
     # the day the cattle can be delivered: final, or (if later) back from another objector, back
@@ -459,7 +460,7 @@ def claim(session: Session, user: User, case_id: int | str, task_id: str) -> Cas
         NotFound: no such case or task in your scope. NotPermitted: another role's task.
         Conflict: held by another officer (named), or no longer open.
     """
-    case, row = _visible_row(session, user, case_id, task_id)
+    _case, row = _visible_row(session, user, case_id, task_id)
     users.check_lane(user, row.lane)
     now = clock.now()
     hit = session.execute(
@@ -482,7 +483,7 @@ def release(session: Session, user: User, case_id: int | str, task_id: str) -> C
         NotFound: no such case or task in your scope. Conflict: held by another officer (named).
         Refused: you do not hold it.
     """
-    case, row = _visible_row(session, user, case_id, task_id)
+    _case, row = _visible_row(session, user, case_id, task_id)
     if row.claimed_by is None:
         raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)))
     hit = session.execute(

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextvars
 import json
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event, inspect
-from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .. import casefile, clock

@@ -14,8 +14,8 @@ from .. import clock, textguard
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store import session_keys
-from . import passwords
 from ..store.models import ApiToken, Case, Panchayat, User
+from . import passwords
 
 _DUMMY_HASH = generate_password_hash("not a real password")
 ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")

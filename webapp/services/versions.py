@@ -226,7 +226,7 @@ def download(session: Session, process_id: str, number: int) -> tuple[str, bytes
     """
     version = get_version(session, process_id, number)
     stamp = version.deployed_at.utctimetuple()[:6]
-    stamp = (max(stamp[0], 1980),) + stamp[1:]
+    stamp = (max(stamp[0], 1980), *stamp[1:])
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, content in version_files(session, version).items():

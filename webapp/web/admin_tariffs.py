@@ -12,9 +12,9 @@ from flask_babel import gettext as _
 from flask_login import current_user
 
 from .. import clock, legal_time
-from ..i18n import M_, flash_message
 from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
+from ..i18n import M_, flash_message
 from ..services import tariffs, uow
 from ..store.models import Panchayat, User
 from ..tariff import SPECIES

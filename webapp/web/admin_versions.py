@@ -12,7 +12,6 @@ from flask_login import current_user
 
 from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
-
 from ..i18n import M_, flash_message
 from ..services import migration, uow, versions
 from ..store.models import User

@@ -14,7 +14,6 @@ from flask_login import current_user
 
 from ..app import db_session, sessions
 from ..errors import CaseHeld, NotPermitted, Refused
-
 from ..i18n import M_, flash_message
 from ..services import incidents
 from ..store.models import Case, Incident

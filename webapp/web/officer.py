@@ -21,11 +21,23 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
-from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
 from ..app import db_session, sessions
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
-from ..services import (amounts, cases, corrections, documents, ledger, notifications, overview, rules, search,
-                        tasklist, tasks, uow)
+from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
+from ..services import (
+    amounts,
+    cases,
+    corrections,
+    documents,
+    ledger,
+    notifications,
+    overview,
+    rules,
+    search,
+    tasklist,
+    tasks,
+    uow,
+)
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
