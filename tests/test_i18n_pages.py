@@ -33,7 +33,7 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users, versions
+from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users
 from webapp.store.models import Case, CaseDocument, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
@@ -150,7 +150,7 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     incidents.retry(sessions, admin, 1)
     assert any(m.moved for m in migration.move_all(sessions, admin, repository.PROCESS_ID, 1))
     with sessions() as session:
-        versions.redeploy(session, admin, repository.PROCESS_ID, 1, "")
+        repository.redeploy(session, admin, repository.PROCESS_ID, 1, "")
         session.commit()
     with sessions() as session:
         users.create_token(session, "sec", "tablet of the secretary")

@@ -216,7 +216,7 @@ def test_the_diff_names_a_changed_timer_condition_lane_documentation_and_operato
 def test_redeploy_of_an_old_version_is_a_new_version_with_the_same_files(drive, sessions):
     deploy_v2(sessions)
     with sessions() as session:
-        v3 = versions.redeploy(session, "admin", P, 1, note="the reminders confused officers")
+        v3 = repository.redeploy(session, "admin", P, 1, note="the reminders confused officers")
         session.commit()
         assert (v3.version, v3.note, v3.redeploy_of) == (3, "redeploy of v1: the reminders confused officers", 1)
         v1 = versions.get_version(session, P, 1)
@@ -232,7 +232,7 @@ def test_redeploy_of_an_old_version_is_a_new_version_with_the_same_files(drive, 
 def test_only_an_administrator_manages_versions(sessions, officers):
     with sessions() as session:
         with pytest.raises(NotPermitted, match="only an administrator"):
-            versions.redeploy(session, officers["secretary"], P, 1)
+            repository.redeploy(session, officers["secretary"], P, 1)
         with pytest.raises(NotPermitted):
             migration.plan(session, officers["sarpanch"], P, 1)
         assert repository.current(session).version == 1

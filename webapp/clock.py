@@ -109,7 +109,7 @@ class NotAheadOfRealTime:
     """Another clock, never read ahead of the wall clock: ``min(base.now(), the system clock)``.
 
     The long-running timer worker and the delivery loop read through it
-    (:func:`webapp.services.timers.run_worker`, :func:`webapp.services.deliveries.run_loop`), so
+    (:func:`webapp.services.timers.run_worker`, :func:`webapp.services.delivery_worker.run_loop`), so
     that in a live database no timer fires, and no reminder is sent, before its instant on the real
     clock, whatever clock the thread was given (a virtual clock installed by mistake moves nothing
     early; one behind the wall clock, as the tests and the demo use, is read as it is).

@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 
 from . import clock, legal_time
 from .errors import Refused, Rule130Error
-from .services import acts, alerts, cases, corrections, repository, tasks, timers, uow, users
+from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
 from .services.amounts import parse_amount
 from .store import db
 from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease
@@ -571,8 +571,8 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
             due, running = case.next_timer_due, case.status == "running"
             alert = case.next_alert_at
         if running and alert is not None and (due is None or alert < due) and (until is None or alert <= until):
-            virtual.set(max(virtual.now(), alert))  # a "deadline near" notice falls due (alerts.remind_due)
-            alerts.remind_case(sessions, case_id)
+            virtual.set(max(virtual.now(), alert))  # a "deadline near" notice falls due (reminders.remind_due)
+            reminders.remind_case(sessions, case_id)
             continue
         if not running or due is None or (until is not None and due > until):
             return

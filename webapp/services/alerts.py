@@ -27,18 +27,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock, legal_time
 from ..engine import runtime
-from ..errors import Conflict, Rule130Error
 from ..i18n import N_
 from ..store import txcache
-from ..store.models import Case, DeadlineReminder
+from ..store.models import DeadlineReminder
 from . import notifications
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cases import CaseRun
+    from .cases import CaseRun  # the type of the run each function reads (cases imports this module)
 
 DEFAULT_DEADLINE_DAYS = 3
 log = logging.getLogger("rule130.notify")
@@ -178,38 +176,3 @@ def next_reminder(run: CaseRun) -> datetime | None:
             if remind_at > now:
                 instants.append(remind_at)
     return min(instants) if instants else None
-
-
-def _remind(session: Session, case_id: int) -> None:
-    from .cases import CaseRun
-    case = session.get(Case, case_id)
-    if case is None or case.status != "running":
-        return
-    run = CaseRun(session, case, None)
-    deadlines_near(run)
-    case.next_alert_at = next_reminder(run)
-    case.updated_at = clock.now()  # the case row changes, so its optimistic lock serializes us with any act
-    session.flush()
-
-
-def remind_case(sessions: sessionmaker[Session], case_id: int) -> None:
-    """Send the due "deadline near" notices of one case in one transaction (its optimistic lock
-    makes a concurrent act or timer firing win or lose as a whole; a loser retries later)."""
-    from . import uow
-    uow.perform(sessions, "deadline_reminders", _remind, case_id)
-
-
-def remind_due(sessions: sessionmaker[Session], limit: int = 100) -> list[int]:
-    """One pass: every running case whose ``next_alert_at`` has come; the ids of the cases visited."""
-    with sessions() as session:
-        ids = list(session.scalars(select(Case.id).where(Case.status == "running", Case.next_alert_at.is_not(None),
-                                                         Case.next_alert_at <= clock.now())
-                                   .order_by(Case.next_alert_at).limit(limit)))
-    for case_id in ids:
-        try:
-            remind_case(sessions, case_id)
-        except Conflict:
-            log.info("case %s changed while its reminders were sent; retrying next pass", case_id)
-        except Rule130Error as error:
-            log.error("case %s: reminders failed: %s", case_id, error.message)
-    return ids

@@ -26,7 +26,7 @@ from typing import Any
 
 from .. import textguard
 from ..errors import Refused
-from ..i18n import M_, N_
+from ..i18n import M_, N_, retranslate
 
 SECURITY_MODES = ("none", "starttls", "ssl")
 SIGNATURE_HEADER = "X-Rule130-Signature"
@@ -226,7 +226,6 @@ def error_text(text: str, language: str | None = None) -> str:
     """A delivery's ``last_error`` for people: the product's own text (:data:`ERROR_TEXTS`) in
     ``language`` (default the current request's), its values (an address, a server's answer) as
     they are; any other text (an SMTP server's error) unchanged."""
-    from ..i18n import retranslate
     return retranslate(text, ERROR_TEXTS, language)
 
 

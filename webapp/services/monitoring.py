@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from . import overview
+from .incidents import open_count
 
 LAG = func.coalesce(TimerFiring.lag_seconds, TimerFiring.lateness_seconds)
 """A firing's worker lag in seconds: fired minus the later of due and armed; firings recorded before
@@ -155,7 +156,6 @@ def metric_families(session: Session, now: datetime) -> Iterator[Any]:
                               value=totals["tasks_completed"])
     yield GaugeMetricFamily("rule130_timers_overdue", "Running cases whose next timer is due but not fired",
                             value=totals["overdue"])
-    from .incidents import open_count
     yield GaugeMetricFamily("rule130_open_incidents", "Incidents holding a case, not yet retried or skipped",
                             value=open_count(session))
     yield GaugeMetricFamily("rule130_timer_oldest_overdue_seconds", "How long the oldest overdue timer has waited",

@@ -29,13 +29,13 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from .. import casefile
-from ..app import csrf, db_session, sessions
 from ..engine import runtime
 from ..engine.parser import Problem, problems_of
 from ..errors import AlreadySubmitted, InvalidDiagram, NotPermitted, Refused, Rule130Error
 from ..errors import NotFound as RuleNotFound
 from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
+from .context import csrf, db_session, sessions
 
 log = logging.getLogger("rule130.api")
 

@@ -12,10 +12,10 @@ from typing import Any
 from flask import Blueprint, redirect, request, url_for
 
 from .. import i18n
-from ..app import sessions
 from ..i18n import M_, flash_message
 from ..services import users
 from .auth import _safe_next, signed_in_user
+from .context import sessions
 
 bp = Blueprint("language", __name__)
 
