@@ -10,30 +10,13 @@ service task naming an operation that is not registered.
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-Handler = Callable[..., dict[str, Any]]
-REGISTRY: dict[str, Handler] = {}
-CLAUSES: dict[str, str] = {}
-
-
-def handler(name: str, clause: str) -> Callable[[Handler], Handler]:
-    """Register ``fn`` as the service operation ``name``, implementing ``clause`` of Rule 130."""
-
-    def register(fn: Handler) -> Handler:
-        if name in REGISTRY:
-            raise ValueError(f"handler {name} is registered twice")
-        REGISTRY[name] = fn
-        CLAUSES[name] = clause
-        fn.clause = clause  # type: ignore[attr-defined]
-        return fn
-
-    return register
+# every handler module registers its operations on import (the registry is complete once imported)
+from . import auction, case, decision, notice, notify, objections, service_level, settlement
+from .registry import CLAUSES, REGISTRY, Handler, handler
 
 
 def names() -> list[str]:
     """Every registered operation name."""
-    _load()
     return sorted(REGISTRY)
 
 
@@ -43,9 +26,22 @@ def get(name: str) -> Handler:
     Raises:
         KeyError: no handler of that name.
     """
-    _load()
     return REGISTRY[name]
 
 
-def _load() -> None:
-    from . import auction, case, decision, notice, notify, objections, service_level, settlement  # noqa: F401
+__all__ = [
+    "CLAUSES",
+    "REGISTRY",
+    "Handler",
+    "auction",
+    "case",
+    "decision",
+    "get",
+    "handler",
+    "names",
+    "notice",
+    "notify",
+    "objections",
+    "service_level",
+    "settlement",
+]

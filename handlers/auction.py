@@ -8,8 +8,8 @@ from typing import Any
 
 from webapp.casefile import Auction, Bid, Dispatch, Sale
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
 
 
 def _auction(ctx: HandlerContext):

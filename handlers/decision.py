@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
 
 
 @handler("decision.take_last_ownership_decision", clause="Rule 130(c)")

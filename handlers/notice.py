@@ -8,8 +8,8 @@ from typing import Any
 from webapp import legal_time
 from webapp.casefile import Auction, Notice
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
 
 
 @handler("notice.publish", clause="Rule 130(a), (b)")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
+from .service_level import due_day
 
 
 @handler("notify.officers", clause="reading: officers are told of work and outcomes")
@@ -34,8 +35,6 @@ def task_overdue(ctx: HandlerContext) -> dict[str, Any]:
     Raises:
         ValueError: not on the path of a boundary event on a user task.
     """
-    from .service_level import due_day
-
     task = _attached(ctx, "notify.task_overdue")
     due = due_day(ctx, task["element_id"])
     ctx.notify([task["lane"]], "task_overdue", task=task["name"], due_day=due)
@@ -51,8 +50,6 @@ def task_escalated(ctx: HandlerContext, to: list[str] | str = "sarpanch") -> dic
     Raises:
         ValueError: not on the path of a boundary event on a user task.
     """
-    from .service_level import due_day
-
     task = _attached(ctx, "notify.task_escalated")
     due = due_day(ctx, task["element_id"])
     ctx.notify([to] if isinstance(to, str) else list(to), "task_escalated", task=task["name"],

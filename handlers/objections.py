@@ -7,8 +7,8 @@ from typing import Any
 
 from webapp.casefile import InterimDelivery
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
 
 
 def _objection(ctx: HandlerContext):

@@ -14,9 +14,10 @@ from datetime import timedelta
 from typing import Any
 
 from webapp import legal_time
+from webapp.deadlines import service_level  # the one table of due days
 
-from . import handler
 from .context import HandlerContext
+from .registry import handler
 
 MAX_DAYS_AFTER = 60
 
@@ -35,8 +36,6 @@ def end(ctx: HandlerContext, element_id: str, days_after: int, timezone: str) ->
     Raises:
         ValueError: a negative or too large ``days_after``, or a task with no due day (yet).
     """
-    from webapp.services.tasklist import service_level  # the one table of due days
-
     if isinstance(days_after, bool) or not isinstance(days_after, int) or not 0 <= days_after <= MAX_DAYS_AFTER:
         raise ValueError(f"days after the due day must be a whole number from 0 to {MAX_DAYS_AFTER}, "
                          f"not {days_after!r}")
@@ -49,7 +48,5 @@ def end(ctx: HandlerContext, element_id: str, days_after: int, timezone: str) ->
 
 def due_day(ctx: HandlerContext, element_id: str) -> str:
     """The task's due day as ISO text (for the notices), or '' when not known."""
-    from webapp.services.tasklist import service_level
-
     due, _, _ = service_level(ctx.case_file, element_id)
     return due.isoformat() if due else ""

@@ -12,9 +12,9 @@ from typing import Any
 
 from webapp import fees
 
-from . import handler
 from .auction import open_new_auction
 from .context import HandlerContext
+from .registry import handler
 
 ZERO = Decimal("0.00")
 

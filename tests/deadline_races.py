@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from webapp import casefile, clock, legal_time
 from webapp.engine import runtime
@@ -112,7 +113,7 @@ class Stager:
             cid = case.id
             steps: list[tuple[str, Callable[[], None]]] = []
             sec = self.officers["secretary"]
-            publish = lambda: self._act("secretary", "ut_publish_notice",  # noqa: E731
+            publish = lambda: self._act("secretary", "ut_publish_notice",
                                         {"objection_period_days": 30, "full_price": "12000.00"}, cid)
             if kind != "release":
                 steps.append(("2026-01-09T11:00:00+05:30", publish))
@@ -191,7 +192,7 @@ def race(app, sessions, officers, tokens: dict[str, str], kind: str, *, settle: 
             clock.install(ArrivingClock(act_at))  # real time runs on from the last millisecond
             response = client.post(f"/api/v1{path}", json=body, headers={"Authorization": f"Bearer {tokens[role]}"})
             answer["status"], answer["json"] = response.status_code, response.get_json(silent=True)
-        except BaseException as error:  # noqa: BLE001 - reported to the caller
+        except BaseException as error:
             errors.append(error)
 
     def worker() -> None:
@@ -202,7 +203,7 @@ def race(app, sessions, officers, tokens: dict[str, str], kind: str, *, settle: 
                 if timers.fire_due(sessions, settle_seconds=settle):
                     break
                 threading.Event().wait(0.01)
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=officer), threading.Thread(target=worker)]

@@ -12,7 +12,6 @@ from urllib.parse import quote
 import pytest
 
 from tests.deadline_races import make_tokens
-
 from webapp.services import timers, users
 from webapp.store.models import User
 

@@ -13,7 +13,6 @@ import re
 from datetime import datetime
 
 import pytest
-
 from sqlalchemy import event, func, select
 
 from webapp import clock

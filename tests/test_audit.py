@@ -6,6 +6,7 @@ Real database (SQLite, or PostgreSQL with RULE130_TEST_POSTGRES), real services,
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from decimal import Decimal
@@ -62,7 +63,7 @@ def test_a_case_leaves_a_chained_entry_for_each_change(drive, sessions, database
     assert bid.actor == "sec" and json.loads(bid.detail_json)["detail"]["amount"] == "12500.00"
     assert [e.seq for e in trail] == list(range(1, len(trail) + 1))
     assert trail[0].prev_hash == audit.GENESIS
-    assert all(b.prev_hash == a.hash for a, b in zip(trail, trail[1:]))
+    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(trail))
     result = verify_cli(database_url)
     assert result.exit_code == 0, result.output
     assert f"audit trail intact: {len(trail)} entries; head {trail[-1].hash}" in result.output
@@ -83,7 +84,7 @@ def test_a_refused_act_leaves_only_its_refusal_in_the_trail(drive, sessions):
     before = kinds(sessions)
     with pytest.raises(Refused):
         drive.act("pound_keeper", "ut_release", {})  # no owner named
-    assert kinds(sessions) == before + ["case.refusal"]
+    assert kinds(sessions) == [*before, "case.refusal"]
 
 
 def test_a_deliberately_altered_row_is_named_by_audit_verify(drive, sessions, database_url):

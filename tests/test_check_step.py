@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
 from webapp.errors import DeadlinePassed
 from webapp.i18n import localize
 from webapp.services import cases, tasks, uow
-
-from tests.test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish  # noqa: F401 (fixtures below)
-import pytest
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_publishing_the_notice_previewed_names_the_last_days(drive):
     assert "“Record bid” opens for the secretary" in texts
     assert any(t.startswith("Notice of impounded cattle RMP/2026/0001/") for t in texts)
     hindi = said(follows, "hi")
-    assert all(h != e for h, e in zip(hindi, texts))  # every line has its Hindi
+    assert all(h != e for h, e in zip(hindi, texts, strict=False))  # every line has its Hindi
 
 
 def test_a_refused_preview_is_not_written_into_the_history(drive):
@@ -103,7 +103,7 @@ def test_the_api_dry_run_says_what_follows_and_records_nothing(drive, app, sessi
     assert response.status_code == 200, response.get_json()
     follows = response.get_json()["follows"]
     assert response.get_json()["dry_run"] is True
-    assert [f["text"] for f in follows][0] == "the auction closes: Bidder B buys the cattle for ₹12,000.00 (full price)"
+    assert next(f["text"] for f in follows) == "the auction closes: Bidder B buys the cattle for ₹12,000.00 (full price)"
     assert all(f["document_id"] is None for f in follows)  # nothing was issued
     assert drive.snapshot() == before
     bad = client.post(f"/api/v1/cases/{drive.case_id}/acts/ut_record_bid?dry_run=maybe", json=body, headers=headers)
@@ -120,6 +120,7 @@ def test_the_api_dry_run_says_what_follows_and_records_nothing(drive, app, sessi
 
 def test_a_second_objection_says_that_a_second_claim_opens_for_the_sarpanch(sessions, officers, virtual_clock):
     from webapp.services import cases, uow
+
     from .test_paths import TWO_COWS, Driver, ist_midnight, publish
     drive = Driver(sessions, officers, virtual_clock)
     drive.start(TWO_COWS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import pytest
@@ -20,7 +20,7 @@ def animal(position, species="cow", fine="500.00", feeding="60.00", **kw) -> Ani
 
 def case_file(*animals: Animal, impounded_on=date(2026, 1, 5), **kw) -> CaseFile:
     return CaseFile(case_number="RMP/2026/0001", timezone="Asia/Kolkata",
-                    impounded_at=datetime(2026, 1, 5, 4, 30, tzinfo=timezone.utc), impounded_on=impounded_on,
+                    impounded_at=datetime(2026, 1, 5, 4, 30, tzinfo=UTC), impounded_on=impounded_on,
                     place_seized="Bhimpura", place_impounded="Kanji House", nearest_village="Bhimpura",
                     animals=list(animals), **kw)
 

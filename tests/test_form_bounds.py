@@ -28,7 +28,7 @@ def listener():
     hits: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the library's name
+        def do_GET(self):
             hits.append(self.path)
             body = b'{"type": "string"}'
             self.send_response(200)

@@ -3,8 +3,9 @@ scenario tariffs, a busy port; and a timer that fires in the same run that arms 
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
-
 import socket
 from datetime import datetime, timedelta
 
@@ -256,9 +257,9 @@ def test_the_cli_refuses_a_malformed_panchayat_and_a_backup_into_a_missing_folde
                           (["OK1", "--appeal-period-days", "100000"], "from 1 to 365, not 100000")):
         options = {"--name": "Rampura", "--samiti": "SAM1"}
         rest = args[1:]
-        for flag, value in zip(rest[::2], rest[1::2]):
+        for flag, value in zip(rest[::2], rest[1::2], strict=False):
             options[flag] = value
-        argv = ["create-panchayat", args[0], *sum(([k, v] for k, v in options.items()), []),
+        argv = ["create-panchayat", args[0], *functools.reduce(operator.iadd, ([k, v] for k, v in options.items()), []),
                 "--database", database_url]
         result = runner.invoke(main, argv)
         assert result.exit_code == 2, (args, result.output)
@@ -277,9 +278,8 @@ def test_a_user_name_is_plain_and_unique_whatever_its_letter_case(sessions, offi
     from webapp.errors import Refused
     from webapp.services import users
 
-    with sessions() as session:
-        with pytest.raises(Refused, match=re.escape(message)):
-            users.create_user(session, username, PASSWORD, "secretary", panchayat_code="RMP")
+    with sessions() as session, pytest.raises(Refused, match=re.escape(message)):
+        users.create_user(session, username, PASSWORD, "secretary", panchayat_code="RMP")
 
 
 def test_an_officer_of_a_samiti_no_panchayat_is_in_is_refused(sessions, officers):

@@ -33,7 +33,7 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users, versions
+from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users
 from webapp.store.models import Case, CaseDocument, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
@@ -150,7 +150,7 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     incidents.retry(sessions, admin, 1)
     assert any(m.moved for m in migration.move_all(sessions, admin, repository.PROCESS_ID, 1))
     with sessions() as session:
-        versions.redeploy(session, admin, repository.PROCESS_ID, 1, "")
+        repository.redeploy(session, admin, repository.PROCESS_ID, 1, "")
         session.commit()
     with sessions() as session:
         users.create_token(session, "sec", "tablet of the secretary")
@@ -247,7 +247,7 @@ def crawl(client, paths: list[str], data: list[str]) -> tuple[dict[str, list], d
 
     def check(label: str, response) -> None:
         statuses[label] = response.status_code
-        if response.status_code in (301, 302) or not response.mimetype == "text/html":
+        if response.status_code in (301, 302) or response.mimetype != "text/html":
             return
         html = response.get_data(as_text=True)
         assert '<html lang="hi">' in html, label

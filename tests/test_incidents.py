@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import select
 
 import handlers
+from tests.conftest import PASSWORD
 from webapp.errors import CaseHeld
 from webapp.services import cases, repository, tasks, timers, uow, users
 from webapp.store.models import Case, CaseEvent, Incident, Notification, TimerFiring
-from tests.conftest import PASSWORD
 
 FLAKY = {"broken": True}
 RELEASE_DUE = "2026-01-08T18:30:00+00:00"

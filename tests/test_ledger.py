@@ -7,7 +7,7 @@ Rupee figures are worked by hand from RULE130.md "Money" with the default tariff
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -24,7 +24,7 @@ D = Decimal
 
 
 def entry(id_, source, target, amount, kind="x", reversal_of=None) -> LedgerEntry:
-    return LedgerEntry(id=id_, case_id=1, panchayat_id=1, at=datetime(2026, 1, 5, tzinfo=timezone.utc),
+    return LedgerEntry(id=id_, case_id=1, panchayat_id=1, at=datetime(2026, 1, 5, tzinfo=UTC),
                        from_account=source, to_account=target, amount=D(amount), kind=kind, clause="Rule 130(e)",
                        element_id=None, officer_id=None, memo="", reversal_of=reversal_of, reason="")
 
@@ -76,7 +76,7 @@ def test_a_shortfall_only_where_the_rule_leaves_fine_and_feeding_unpaid():
 
 
 def test_a_reversed_entry_and_its_reversal_leave_the_sums_of_the_case():
-    rows = SOLD + [entry(4, "pound_account", "suspense", "1960.00", "reversal", reversal_of=2)]
+    rows = [*SOLD, entry(4, "pound_account", "suspense", "1960.00", "reversal", reversal_of=2)]
     assert [e.id for e in ledger.effective(rows)] == [1, 3]
     assert [e.id for e in ledger.reversible(rows)] == [1, 3]
     assert ledger.reversed_by(rows)[2].id == 4
@@ -89,7 +89,7 @@ def test_a_reversed_entry_and_its_reversal_leave_the_sums_of_the_case():
 def test_a_running_case_must_hold_in_suspense_what_its_file_says():
     held = ledger.Expected(suspense_held=D("9000.00"))
     assert ledger.problems(SOLD[:1], closed=False, outcome="pending", shortfall=D("0.00"), expected=held) == []
-    short = ledger.problems(SOLD[:1] + [entry(4, "suspense", "buyer", "172.30", "reversal", reversal_of=1)],
+    short = ledger.problems([*SOLD[:1], entry(4, "suspense", "buyer", "172.30", "reversal", reversal_of=1)],
                             closed=False, outcome="pending", shortfall=D("0.00"), expected=held)
     assert kinds(short) == ["suspense_held"]
     assert "must hold 9000.00" in short[0].message and "not 8827.70" in short[0].message
@@ -304,7 +304,7 @@ def test_the_case_page_offers_the_secretary_a_reversal_and_shows_it(client, driv
     twice = posted_twice(drive)
     sign_in(client, "sec")
     page = client.get(f"/cases/{drive.case_id}").get_data(as_text=True)
-    assert 'action="/cases/%d/ledger/reversals"' % drive.case_id in page
+    assert f'action="/cases/{drive.case_id}/ledger/reversals"' in page
     assert f'<option value="{twice}">{twice}: auction money, ₹12,500.00 (buyer → suspense)' in page
     response = client.post(f"/cases/{drive.case_id}/ledger/reversals", data={"entry": str(twice), "reason": ""})
     assert response.status_code == 422

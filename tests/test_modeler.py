@@ -451,8 +451,8 @@ def test_the_modelers_descriptor_round_trips_the_spiffworkflow_extensions(bundle
     import shutil
     import subprocess
 
-    from webapp.engine.parser import diagnose
     import handlers
+    from webapp.engine.parser import diagnose
 
     node = shutil.which("node")
     assert node, "scripts/setup.sh installs Node.js with npm"

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.conftest import FAST_HASH, PASSWORD
 from webapp import logs
 from webapp.services import cases, timers, uow, users
 from webapp.store.models import Case
-from tests.conftest import FAST_HASH, PASSWORD
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +53,7 @@ def sign_in(client, username: str) -> None:
 
 
 def test_the_lag_page_shows_recent_firings_percentiles_and_overdue_timers(client, fired_three, officers):
-    a, b, c, overdue = fired_three
+    a, _b, c, overdue = fired_three
     assert client.get("/admin/timers").status_code == 302  # sign in first
     sign_in(client, "sec")
     assert client.get("/admin/timers").status_code == 403
@@ -206,7 +206,7 @@ def test_log_lines_about_a_case_carry_its_number_as_json(sessions, officers, vir
     assert fired[0]["case"] == case.case_number == "RMP/2026/0001"
     assert fired[0]["logger"] == "rule130.timers" and fired[0]["level"] == "INFO"
     assert "late 2.000 s" in fired[0]["message"]
-    assert [line for line in lines if line["message"] == "before the pass"][0].get("case") is None
+    assert next(line for line in lines if line["message"] == "before the pass").get("case") is None
 
 
 def free_port() -> int:

@@ -19,7 +19,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from webapp.services import cases, channels, deliveries, preferences, tasks, timers, users, uow
+from webapp.services import cases, channels, deliveries, preferences, tasks, timers, uow, users
 from webapp.store.models import Case, Delivery, Notification, User
 
 from .conftest import FAST_HASH, PASSWORD
@@ -44,7 +44,7 @@ class Mailbox:
     def __init__(self) -> None:
         self.messages: list[tuple[str, list[str], email.message.EmailMessage]] = []
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook name
+    async def handle_DATA(self, server, session, envelope):
         parsed = email.message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
         self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), parsed))
         return "250 Message accepted for delivery"
@@ -82,7 +82,7 @@ def settings_for(port: int, **more) -> channels.ChannelSettings:
 class Hook(BaseHTTPRequestHandler):
     """Records each POST; answers with the status at the head of ``server.statuses`` (200 when empty)."""
 
-    def do_POST(self):  # noqa: N802 - http.server's hook name
+    def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.server.received.append((dict(self.headers), body))
         status = self.server.statuses.pop(0) if self.server.statuses else 200

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from webapp import simulate
-from webapp.services import alerts, cases, deliveries, tasks, timers, uow
+from webapp.services import alerts, cases, deliveries, reminders, tasks, timers, uow
 from webapp.store.models import Case, DeadlineReminder, Notification, User
 
 from .conftest import SCENARIOS
@@ -107,11 +107,11 @@ def test_a_near_deadline_is_sent_once_by_the_worker_and_by_email(sessions, offic
         # next: the overdue reminder of "Decide unsold cattle" (the auction closed unsold on 01-11; due 01-13)
         assert (stored.next_timer_due, stored.next_alert_at) == (at("2026-01-14T00:00:00"), at("2026-02-06T00:00:00"))
     virtual_clock.set(at("2026-02-05T23:59:59"))
-    assert alerts.remind_due(sessions) == []
+    assert reminders.remind_due(sessions) == []
     assert [n for n in notices(sessions) if n[2] == "deadline_near" and "objection" in n[3]] == []
     virtual_clock.set(at("2026-02-06T00:00:01"))
-    assert alerts.remind_due(sessions) == [case.id]
-    assert alerts.remind_due(sessions) == []  # once
+    assert reminders.remind_due(sessions) == [case.id]
+    assert reminders.remind_due(sessions) == []  # once
     virtual_clock.set(at("2026-02-07T10:00:00"))
     timers.fire_due(sessions)
     uow.perform(sessions, "file_objection", cases.file_objection, officers["secretary"], case.id, "Ramesh")
@@ -140,7 +140,7 @@ def test_the_reminder_days_come_from_configuration(sessions, officers, virtual_c
         assert session.get(Case, case.id).next_alert_at == at("2026-01-30T00:00:00")  # 10 days: 30-01..08-02
     monkeypatch.setenv("RULE130_NOTIFY_DEADLINE_DAYS", "0")
     virtual_clock.set(at("2026-02-07T00:00:00"))
-    alerts.remind_due(sessions)
+    reminders.remind_due(sessions)
     timers.fire_due(sessions)
     assert [n for n in notices(sessions) if "objection period" in n[3]] == []
     monkeypatch.setenv("RULE130_NOTIFY_DEADLINE_DAYS", "three")

@@ -9,7 +9,7 @@ for which role, ledger entries with their clauses, and the case summary.
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -812,7 +812,7 @@ def test_a_late_timer_fires_once_and_records_its_lateness(drive):
     assert timers.fire_due(drive.sessions) == 0
     [firing] = drive.firings()
     assert firing.element_id == "bt_release_window"
-    assert firing.due_at == due.astimezone(timezone.utc)
+    assert firing.due_at == due.astimezone(UTC)
     assert firing.fired_at == due + timedelta(hours=2)
     assert firing.lateness_seconds == 7200
     [event] = [e for e in drive.history() if e.kind == "timer"]

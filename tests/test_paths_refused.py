@@ -24,7 +24,8 @@ def _paths(rule, values) -> list[str]:
     out = []
     for converter, name in parts:
         for value in values(converter):
-            out.append(PART.sub(lambda m: value if m.group(2) == name else plain[m.group(2)], rule.rule))
+            out.append(PART.sub(lambda m, value=value, name=name: value if m.group(2) == name else plain[m.group(2)],
+                                rule.rule))
     return out
 
 

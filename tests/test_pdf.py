@@ -12,7 +12,7 @@ import os
 import signal
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from webapp import pdf
 
 from .test_documents import docs, login, pdf_text, run_scenario, squeezed
 
-ISSUED = datetime(2026, 1, 9, 5, 30, tzinfo=timezone.utc)
+ISSUED = datetime(2026, 1, 9, 5, 30, tzinfo=UTC)
 
 
 def page(body: str, title: str = "A page") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -92,7 +92,7 @@ def test_two_consecutive_periods_chain_closing_to_opening(six, sessions):
         second = registers.statement(session, panchayat,
                                      registers.Period(split + timedelta(days=1), whole.last_day, panchayat.timezone))
         full = registers.statement(session, panchayat, whole)
-    for a, b, c in zip(first.accounts, second.accounts, full.accounts):
+    for a, b, c in zip(first.accounts, second.accounts, full.accounts, strict=False):
         assert a.reconciles and b.reconciles
         assert a.closing == b.opening
         assert a.received + b.received == c.received and a.paid + b.paid == c.paid
@@ -133,7 +133,7 @@ def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
     assert (security.payer_name, security.amount) == ("Objector K", Decimal("30000.00"))
     scenarios = [load_scenario(p) for p in SHARED]
     assert [r.case_number for r in charges] == [f"SIM1/2026/{n:04d}" for n in range(1, 7)]
-    for row, scenario in zip(charges, scenarios):
+    for row, scenario in zip(charges, scenarios, strict=False):
         fees, ledger = scenario.expect["fees"], scenario.expect["ledger"]
         assert (row.fine, row.pound_feeding, row.buyer_feeding) == (
             Decimal(fees["fine"]), Decimal(fees["pound_feeding"]), Decimal(fees["buyer_feeding"]))
@@ -159,21 +159,21 @@ def test_several_runs_number_on_in_the_same_panchayat_and_a_misfit_is_refused(da
 
 
 def test_simulating_into_a_database_a_timer_worker_serves_is_refused(database_url, sessions):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from webapp.store.models import WorkerLease
 
     s6 = str(SCENARIOS / "s6-released-by-owner.yaml")
     with sessions() as session:  # a running server's worker: its lease runs into the wall-clock future
         session.add(WorkerLease(name="timer-worker", holder="host-a:4242",
-                                expires_at=datetime.now(timezone.utc) + timedelta(seconds=30)))
+                                expires_at=datetime.now(UTC) + timedelta(seconds=30)))
         session.commit()
     refused = CliRunner().invoke(main, ["simulate", s6, "--database", database_url])
     assert refused.exit_code == 2
     assert "a timer worker is running on this database (host-a:4242); stop the server or worker first" in refused.output
     with sessions() as session:
         assert session.scalar(select(Panchayat).where(Panchayat.code == "SIM1")) is None  # nothing ran
-        session.get(WorkerLease, "timer-worker").expires_at = datetime.now(timezone.utc) - timedelta(seconds=1)
+        session.get(WorkerLease, "timer-worker").expires_at = datetime.now(UTC) - timedelta(seconds=1)
         session.commit()
     ran = CliRunner().invoke(main, ["simulate", s6, "--database", database_url])  # the worker has stopped
     assert ran.exit_code == 0, ran.output

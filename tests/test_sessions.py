@@ -9,7 +9,7 @@ virtual clock, or with time-machine where Flask's own signature age is checked.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -217,7 +217,7 @@ def test_a_timeout_that_is_not_a_whole_number_of_minutes_is_refused_at_start(dat
 def test_a_cookie_signed_30_days_ago_is_refused(default_client):
     _sign_in(default_client)
     assert default_client.get("/tasks").status_code == 200
-    with time_machine.travel(datetime.now(timezone.utc) + timedelta(days=30)):
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=30)):
         assert _signed_out(default_client.get("/tasks"))
 
 

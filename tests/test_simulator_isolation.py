@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -221,7 +221,7 @@ def test_a_real_receiving_officer_is_not_found_among_the_simulators_and_back(tra
 def test_the_worker_fires_no_timer_before_its_instant_on_the_real_clock(sessions, officers):
     """A virtual clock a month ahead, installed where the worker runs (a leak): the timer due in
     the real past fires, stamped with the real instant; the one due in the real future does not."""
-    real_now = datetime.now(timezone.utc)
+    real_now = datetime.now(UTC)
     with clock.installed(clock.VirtualClock(real_now - timedelta(days=5))):
         past = start_rmp_case(sessions, officers["pound_keeper"], real_now - timedelta(days=5))
     future = start_rmp_case(sessions, officers["pound_keeper"], real_now - timedelta(minutes=1))
@@ -251,7 +251,7 @@ def test_the_worker_fires_no_timer_before_its_instant_on_the_real_clock(sessions
     with sessions() as session:
         fired = session.scalars(select(TimerFiring).where(TimerFiring.case_id == past.id)).all()
         assert [f.element_id for f in fired] == ["bt_release_window"]
-        assert real_now < fired[0].fired_at <= datetime.now(timezone.utc)  # the real instant, not the leaked one
+        assert real_now < fired[0].fired_at <= datetime.now(UTC)  # the real instant, not the leaked one
         assert session.scalar(select(func.count(TimerFiring.id)).where(TimerFiring.case_id == future.id)) == 0
         assert session.get(Case, future.id).next_timer_due == future_due
 
@@ -259,8 +259,8 @@ def test_the_worker_fires_no_timer_before_its_instant_on_the_real_clock(sessions
 def test_the_real_time_cap_reads_a_clock_behind_the_wall_clock_as_it_is():
     behind = clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))
     assert clock.NotAheadOfRealTime(behind).now() == behind.now()
-    ahead = clock.VirtualClock(datetime.now(timezone.utc) + timedelta(days=400))
-    assert clock.NotAheadOfRealTime(ahead).now() <= datetime.now(timezone.utc)
+    ahead = clock.VirtualClock(datetime.now(UTC) + timedelta(days=400))
+    assert clock.NotAheadOfRealTime(ahead).now() <= datetime.now(UTC)
 
 
 # -- migration 0020: the simulator's users of before lose their written-in password -----------------

@@ -8,14 +8,14 @@ from datetime import date
 import pytest
 from sqlalchemy import select
 
+from webapp.engine import runtime
 from webapp.errors import Conflict, NotFound, NotPermitted, Refused
 from webapp.services import repository, tasklist, tasks, uow, users
-from webapp.engine import runtime
 from webapp.simulate import load_scenario, run_scenario
 from webapp.store.models import Case, CaseEvent, CaseTask, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
-from .test_paths import ONE_COW, Driver, at, ist_midnight  # noqa: F401 (drive fixture below)
+from .test_paths import ONE_COW, Driver, at, ist_midnight
 
 
 @pytest.fixture

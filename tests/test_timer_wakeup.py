@@ -39,7 +39,7 @@ def start_worker(worker_sessions, real_clock: clock.Clock, **kwargs):
         clock.install(real_clock)  # a new thread starts on the system clock
         try:
             timers.run_worker(worker_sessions, stop, **kwargs)
-        except BaseException as error:  # noqa: BLE001 - reported to the test
+        except BaseException as error:
             errors.append(error)
 
     thread = threading.Thread(target=work)

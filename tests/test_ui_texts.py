@@ -131,7 +131,7 @@ def test_hindi_sentences_on_the_case_process_and_task_pages_end_with_the_danda(d
 
 def test_a_birth_and_a_reassignment_read_in_hindi_in_the_history(demo_client, sessions):
     """The history names a birth and a reassigned task in the page's language; an empty "from" is a dash."""
-    from webapp.services import cases, tasks, tasklist, uow
+    from webapp.services import cases, tasklist, tasks, uow
 
     with sessions() as session:
         people = {u.username: u for u in session.scalars(select(User))}

@@ -60,7 +60,7 @@ SMALL = """<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:exclusiveGateway id="gw" name="Owner known?" gatewayDirection="Sideways"/>
   </bpmn:process>
 </bpmn:definitions>
-"""  # noqa: E501
+"""
 SMALL_ERRORS = [  # (element id, line, message)
     ("intake", 3, "process 'Intake': the attribute isExecutable 'maybe' is not a valid boolean (true or false)"),
     ("start", 4, "start event 'Cattle brought in' has the attribute color, which the BPMN 2.0 schema does not allow on "

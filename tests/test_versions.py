@@ -208,7 +208,7 @@ def test_the_diff_names_a_changed_timer_condition_lane_documentation_and_operato
         diff = versions.compare(session, P, 1, 2)
     changes = {e.element_id: [c.field for c in e.changes] for e in diff.changed}
     assert changes == {"bt_auction_closes": ["timer"], "svc_notify_report": ["operator"], "n_start": ["documentation"]}
-    [timer] = [e for e in diff.changed if e.element_id == "bt_auction_closes"][0].changes
+    [timer] = next(e for e in diff.changed if e.element_id == "bt_auction_closes").changes
     assert (timer.before, timer.after) == ('timeDate: period_end(notice["auction_opened_at"], 2, timezone)',
                                            "timeDate: period_end(notice['auction_opened_at'], 2, timezone)")
 
@@ -216,14 +216,14 @@ def test_the_diff_names_a_changed_timer_condition_lane_documentation_and_operato
 def test_redeploy_of_an_old_version_is_a_new_version_with_the_same_files(drive, sessions):
     deploy_v2(sessions)
     with sessions() as session:
-        v3 = versions.redeploy(session, "admin", P, 1, note="the reminders confused officers")
+        v3 = repository.redeploy(session, "admin", P, 1, note="the reminders confused officers")
         session.commit()
         assert (v3.version, v3.note, v3.redeploy_of) == (3, "redeploy of v1: the reminders confused officers", 1)
         v1 = versions.get_version(session, P, 1)
         assert v3.content_hash == v1.content_hash
         assert versions.version_files(session, v3) == versions.version_files(session, v1)
         assert versions.compare(session, P, 1, 3).same_content
-        assert [(a.action, a.version_from, a.version_to) for a in versions.trail(session, P)][0] == ("redeploy", 1, 3)
+        assert next((a.action, a.version_from, a.version_to) for a in versions.trail(session, P)) == ("redeploy", 1, 3)
         assert repository.current(session).version == 3
     case = drive.start(ONE_COW)
     assert case_version(sessions, case.id) == 3
@@ -232,7 +232,7 @@ def test_redeploy_of_an_old_version_is_a_new_version_with_the_same_files(drive, 
 def test_only_an_administrator_manages_versions(sessions, officers):
     with sessions() as session:
         with pytest.raises(NotPermitted, match="only an administrator"):
-            versions.redeploy(session, officers["secretary"], P, 1)
+            repository.redeploy(session, officers["secretary"], P, 1)
         with pytest.raises(NotPermitted):
             migration.plan(session, officers["sarpanch"], P, 1)
         assert repository.current(session).version == 1

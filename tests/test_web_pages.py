@@ -7,7 +7,7 @@ Dates on pages are day first (Sunday, 8 February 2026); amounts are rupees with 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import lxml.html
@@ -222,7 +222,7 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     assert "camel" in html and "buffalo" in html
     case_id = start_case_on_page(client, virtual_clock)
     cf = case_file(sessions, case_id)
-    assert cf.impounded_at == datetime(2026, 1, 5, 4, 30, tzinfo=timezone.utc)
+    assert cf.impounded_at == datetime(2026, 1, 5, 4, 30, tzinfo=UTC)
     assert [(a.species, a.description, a.tag) for a in cf.animals] == ANIMALS  # blank rows 3-5 ignored
     text = text_of(client.get(f"/cases/{case_id}"))
     assert "Monday, 5 January 2026 10:00" in text and "RJ-1001" in text and "black cow, left horn broken" in text

@@ -58,7 +58,7 @@ def run_workers(sessions, count: int):
     def work():
         try:
             timers.run_worker(sessions, stop, max_sleep=0.05, fired_log=log)
-        except BaseException as error:  # noqa: BLE001 - reported to the test
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=work) for _ in range(count)]

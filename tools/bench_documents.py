@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import select  # noqa: E402
+from sqlalchemy import select
 
-from webapp import simulate  # noqa: E402
-from webapp.services import documents  # noqa: E402
-from webapp.store import db  # noqa: E402
-from webapp.store.models import CaseDocument  # noqa: E402
+from webapp import simulate
+from webapp.services import documents
+from webapp.store import db
+from webapp.store.models import CaseDocument
 
 SCENARIOS = ("s1", "s2", "s3", "s5")
 

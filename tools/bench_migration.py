@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from webapp import clock  # noqa: E402
-from webapp.services import migration, repository, tasks, timers, uow, users  # noqa: E402
-from webapp.store import db  # noqa: E402
+from webapp import clock
+from webapp.services import migration, repository, tasks, timers, uow, users
+from webapp.store import db
 
 REMINDER = '''<bpmn:serviceTask id="n_svc_remind_period" name="Remind the sarpanch: period over">
       <bpmn:documentation>Rule 130(e): the objection period is over.</bpmn:documentation>

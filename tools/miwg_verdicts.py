@@ -26,17 +26,18 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lxml import etree  # noqa: E402
+from lxml import etree
 
-import handlers  # noqa: E402
-from webapp.engine import parser  # noqa: E402
+import handlers
+from webapp.engine import parser
 
 LIMIT_SECONDS = 5.0
 # A library's wording in a message once the file's own quoted values are taken out: an exception's class
@@ -145,10 +146,10 @@ def table(outcomes: list[Outcome]) -> list[str]:
     for kind in ORDER:
         row = [counts.get((kind, c), 0) for c in columns]
         if sum(row):
-            cells = "".join(f"{n or '-':>{w}}" for n, w in zip(row, (10, 10, 8)))
+            cells = "".join(f"{n or '-':>{w}}" for n, w in zip(row, (10, 10, 8), strict=False))
             lines.append(f"{parser.KINDS[kind]:<{width}}{cells}{sum(row):>7}")
     totals = [sum(counts.get((k, c), 0) for k in ORDER) for c in columns]
-    lines.append(f"{'all files':<{width}}" + "".join(f"{n:>{w}}" for n, w in zip(totals, (10, 10, 8)))
+    lines.append(f"{'all files':<{width}}" + "".join(f"{n:>{w}}" for n, w in zip(totals, (10, 10, 8), strict=False))
                  + f"{sum(totals):>7}")
     return lines
 

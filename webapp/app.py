@@ -10,19 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, g
-from flask_login import LoginManager
-from flask_wtf.csrf import CSRFProtect
 from sqlalchemy.engine import make_url
 
-from .i18n import N_
 from .store import db
-
-csrf = CSRFProtect()
-login_manager = LoginManager()
-login_manager.login_view = "auth.login"
-login_manager.login_message = N_("Please sign in to continue.")  # translated by localize_callback
-login_manager.session_protection = "strong"  # a session cookie moved to another browser/address is dropped
-
+from .web.context import csrf as csrf
+from .web.context import db_session as db_session
+from .web.context import login_manager as login_manager
+from .web.context import sessions as sessions
 
 SECRET_KEY_FILE = "secret_key"
 
@@ -140,20 +134,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     return app
 
 
-def db_session():
-    """The request's SQLAlchemy session (one per request, closed at teardown)."""
-    from flask import current_app
-    if "db_session" not in g:
-        g.db_session = current_app.extensions["rule130.sessions"]()
-    return g.db_session
-
-
-def sessions():
-    """The session factory, for service calls that run their own unit of work (uow.perform)."""
-    from flask import current_app
-    return current_app.extensions["rule130.sessions"]
-
-
 LEASE_RETRY_SECONDS = 5
 
 
@@ -185,8 +165,8 @@ def start_timer_worker(app: Flask) -> threading.Thread:
     thread = threading.Thread(target=work, name="rule130-timer-worker", daemon=True)
     thread.start()
     app.extensions["rule130.worker_thread"] = thread
-    from .services import channels, deliveries
-    deliveries.start_thread(app.extensions["rule130.sessions"], channels.ChannelSettings.load(app.config), stop)
+    from .services import channels, delivery_worker
+    delivery_worker.start_thread(app.extensions["rule130.sessions"], channels.ChannelSettings.load(app.config), stop)
     return thread
 
 

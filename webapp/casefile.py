@@ -20,7 +20,6 @@ from decimal import Decimal
 from typing import Any
 
 
-
 def name_key(name: str | None) -> str:
     """A person's name as compared: Unicode compatibility forms made plain (NFKC: full-width letters,
     no-break spaces), invisible format characters (zero-width space, joiners) dropped, letter case

@@ -13,33 +13,8 @@ from pathlib import Path
 
 import click
 
+from .cli_common import _in_transaction, _sessions, _url, database_option
 from .errors import InvalidDiagram, Rule130Error
-
-
-def _url(database_url: str | None) -> str:
-    from .store import db
-    return database_url or db.default_url()
-
-
-def _in_transaction(database_url: str | None, fn, *args, **kwargs):
-    """Run ``fn(session, *args, **kwargs)`` and commit; a refusal prints ``refused: ...`` and exits 2."""
-    with _sessions(database_url)() as session:
-        try:
-            result = fn(session, *args, **kwargs)
-            session.commit()
-        except Rule130Error as error:
-            click.echo(f"refused: {error.message}", err=True)
-            sys.exit(2)
-    return result
-
-
-def _sessions(database_url: str | None):
-    from .store import db
-    return db.session_factory(db.make_engine(_url(database_url)))
-
-
-database_option = click.option("--database", "database_url", default=None, envvar="DATABASE_URL",
-                               help="database URL (default: DATABASE_URL, else SQLite in ./instance)")
 
 
 @click.group()
@@ -149,8 +124,8 @@ def worker(max_sleep: float | None, no_deliver: bool, database_url: str | None) 
         signal.signal(sig, lambda *_: stop.set())
     sessions = _sessions(database_url)
     if not no_deliver:
-        from .services import channels, deliveries
-        deliveries.start_thread(sessions, channels.ChannelSettings.load(), stop)
+        from .services import channels, delivery_worker
+        delivery_worker.start_thread(sessions, channels.ChannelSettings.load(), stop)
     try:
         timers.run_worker(sessions, stop, max_sleep=max_sleep)
     except timers.LeaseHeld as held:
@@ -166,7 +141,7 @@ def deliver(once: bool, database_url: str | None) -> None:
 
     Settings: RULE130_SMTP_* and RULE130_WEBHOOK_SECRET (docs/operations.md). ``rule130 worker``
     runs this loop too; several may run at once (each delivery is claimed by one of them)."""
-    from .services import channels, deliveries
+    from .services import channels, deliveries, delivery_worker
 
     try:
         settings = channels.ChannelSettings.load()
@@ -182,7 +157,7 @@ def deliver(once: bool, database_url: str | None) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    deliveries.run_loop(sessions, settings, stop)
+    delivery_worker.run_loop(sessions, settings, stop)
 
 
 @main.command()
@@ -218,10 +193,10 @@ def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None
             click.echo(json.dumps(outcomes[0].result, indent=2, ensure_ascii=False))
         else:  # one result per file, each named by its file and the scenario's name
             click.echo(json.dumps([{"file": path, "scenario": scenario.name, **outcome.result}
-                                   for path, scenario, outcome in zip(scenarios, parsed, outcomes)],
+                                   for path, scenario, outcome in zip(scenarios, parsed, outcomes, strict=False)],
                                   indent=2, ensure_ascii=False))
     failed = False
-    for scenario, outcome in zip(parsed, outcomes):
+    for scenario, outcome in zip(parsed, outcomes, strict=False):
         if not as_json:
             click.echo(f"scenario {scenario.name}: case {outcome.case_number}")
             for event in outcome.timeline:
@@ -495,8 +470,8 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
     sys.exit(2)
 
 
-from .cli_versions import COMMANDS as _VERSION_COMMANDS  # noqa: E402  (they use the helpers above)
-from .cli_users import COMMANDS as _USER_COMMANDS  # noqa: E402
+from .cli_users import COMMANDS as _USER_COMMANDS
+from .cli_versions import COMMANDS as _VERSION_COMMANDS
 
 for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS):
     main.add_command(_command)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from .cli import _in_transaction, database_option
+from .cli_common import _in_transaction, database_option
 
 
 @click.command("set-password")

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from .cli import _sessions, database_option
+from .cli_common import _sessions, database_option
 from .errors import InvalidDiagram, Rule130Error
 
 process_option = click.option("--process", "process_id", default="rule130_case", show_default=True,
@@ -83,11 +83,11 @@ def diff_command(a: int, b: int, process_id: str, database_url: str | None) -> N
 @database_option
 def redeploy_command(number: int, note: str, actor: str, process_id: str, database_url: str | None) -> None:
     """Deploy version NUMBER again as a new version."""
-    from .services import versions
+    from .services import repository
 
     with _sessions(database_url)() as session:
         try:
-            version = versions.redeploy(session, actor, process_id, number, note)
+            version = repository.redeploy(session, actor, process_id, number, note)
             session.commit()
         except Rule130Error as error:
             _refuse(error)

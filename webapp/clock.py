@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from datetime import datetime, timedelta, timezone
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 
 class Clock(Protocol):
@@ -23,7 +24,7 @@ class SystemClock:
     """The wall clock: ``datetime.now(timezone.utc)``."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class VirtualClock:
@@ -65,11 +66,11 @@ class OffsetClock:
         self.set(start)
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc) + self.offset
+        return datetime.now(UTC) + self.offset
 
     def set(self, instant: datetime) -> None:
         """From now on read ``instant`` plus the real time elapsed since this call."""
-        self.offset = _aware(instant) - datetime.now(timezone.utc)
+        self.offset = _aware(instant) - datetime.now(UTC)
 
 
 class FixedClock:
@@ -108,7 +109,7 @@ class NotAheadOfRealTime:
     """Another clock, never read ahead of the wall clock: ``min(base.now(), the system clock)``.
 
     The long-running timer worker and the delivery loop read through it
-    (:func:`webapp.services.timers.run_worker`, :func:`webapp.services.deliveries.run_loop`), so
+    (:func:`webapp.services.timers.run_worker`, :func:`webapp.services.delivery_worker.run_loop`), so
     that in a live database no timer fires, and no reminder is sent, before its instant on the real
     clock, whatever clock the thread was given (a virtual clock installed by mistake moves nothing
     early; one behind the wall clock, as the tests and the demo use, is read as it is).
@@ -121,16 +122,17 @@ class NotAheadOfRealTime:
         self.base = base
 
     def now(self) -> datetime:
-        return min(self.base.now(), datetime.now(timezone.utc))
+        return min(self.base.now(), datetime.now(UTC))
 
 
 def _aware(instant: datetime) -> datetime:
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"a naive datetime is not an instant: {instant!r}")
-    return instant.astimezone(timezone.utc)
+    return instant.astimezone(UTC)
 
 
-_current: contextvars.ContextVar[Clock] = contextvars.ContextVar("rule130_clock", default=SystemClock())
+SYSTEM = SystemClock()  # the real clock, stateless: one for every context
+_current: contextvars.ContextVar[Clock] = contextvars.ContextVar("rule130_clock", default=SYSTEM)
 
 
 def now() -> datetime:

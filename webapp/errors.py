@@ -5,6 +5,12 @@ Every refusal carries a message an officer can act on; a deadline refusal names 
 
 from __future__ import annotations
 
+from .i18n import M_
+
+# a lost race: the words every refusal of a transaction that lost to another at the same moment says
+CONFLICT_MESSAGE = M_("someone else changed this case at the same moment; nothing of yours was saved. "
+                      "Reload the case and try again.")
+
 
 class Rule130Error(Exception):
     """Base class. ``code`` is the machine-readable error code of the API."""

@@ -26,8 +26,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from babel import Locale
-from babel.lists import format_list
 from babel.dates import format_date, format_datetime, get_date_format
+from babel.lists import format_list
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency

@@ -7,7 +7,7 @@ after an event on day E covers E+1 .. E+N and ends at the end of day E+N; its ti
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 MAX_PERIOD_DAYS = 3650  # ten years: no period of the rule comes near it (the longest setting is 365 days)
@@ -34,7 +34,7 @@ def local_day(instant: str | datetime, tz: str) -> date:
 
 def day_start(day: date, tz: str) -> datetime:
     """00:00 local of ``day`` in zone ``tz``, as a UTC instant."""
-    return datetime.combine(day, time(0, 0), ZoneInfo(tz)).astimezone(timezone.utc)
+    return datetime.combine(day, time(0, 0), ZoneInfo(tz)).astimezone(UTC)
 
 
 def last_day(event: str | datetime, days: int, tz: str) -> date:

@@ -20,7 +20,7 @@ import contextvars
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _case: contextvars.ContextVar[str | None] = contextvars.ContextVar("rule130_case", default=None)
 
@@ -48,7 +48,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts (UTC, ms), level, logger, case (when bound), message, exc."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+        line = {"ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
                 "level": record.levelname, "logger": record.name}
         case = getattr(record, "case", None)
         if case:

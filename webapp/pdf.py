@@ -32,13 +32,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import hashlib
 import io
 import logging
 import os
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import lxml.html
@@ -184,7 +185,7 @@ class Renderer:
                 return await asyncio.wait_for(self._print_on(page, html), self.render_timeout)
             except PdfUnavailable:
                 raise
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.error("Chromium did not print a PDF within %s s: restarting it", self.render_timeout)
                 await self._stop()
                 raise PdfUnavailable(FAILED) from None
@@ -258,10 +259,8 @@ class Renderer:
         for close in (page and page.close, browser and browser.close, playwright and playwright.stop):
             if close is None:
                 continue
-            try:
+            with contextlib.suppress(Exception):  # already gone: nothing more to close
                 await asyncio.wait_for(close(), 5)
-            except Exception:  # already gone: nothing more to close
-                pass
 
 
 def finish(body: bytes, html: str, created: datetime, modified: datetime | None = None) -> bytes:
@@ -382,7 +381,7 @@ def _pdf_date(instant: datetime) -> str:
     """A PDF date string (ISO 32000-1, 7.9.4) of an aware instant, in UTC."""
     if instant.tzinfo is None:
         raise ValueError(f"a PDF date needs an aware datetime: {instant!r}")
-    return instant.astimezone(timezone.utc).strftime("D:%Y%m%d%H%M%S+00'00'")
+    return instant.astimezone(UTC).strftime("D:%Y%m%d%H%M%S+00'00'")
 
 
 _shared: Renderer | None = None

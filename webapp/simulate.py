@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,8 @@ from sqlalchemy import func, select
 
 from . import clock, legal_time
 from .errors import Refused, Rule130Error
+from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
 from .services.amounts import parse_amount
-from .services import acts, alerts, cases, corrections, repository, tasks, timers, uow, users
 from .store import db
 from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease
 from .tariff import SPECIES
@@ -111,7 +111,7 @@ class Scenario:
 
 
 def _amount(value: Any, where: str) -> str:
-    if isinstance(value, bool) or isinstance(value, float):
+    if isinstance(value, (bool, float)):
         raise ScenarioError(f"{where}: write amounts as quoted strings (an unquoted decimal is read as a float)")
     if isinstance(value, int):
         return str(value)
@@ -144,7 +144,7 @@ def load_scenario(path: str | Path) -> Scenario:
             without a UTC offset, an unquoted decimal amount, or a tag no animal has.
     """
     try:
-        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_Loader)
     except (OSError, yaml.YAMLError) as error:
         raise ScenarioError(f"cannot read {path}: {error}") from None
     except UnicodeDecodeError:
@@ -450,7 +450,7 @@ def _no_live_worker(session) -> None:
     Raises:
         ScenarioError: naming the worker and what to do.
     """
-    wall = datetime.now(timezone.utc)
+    wall = datetime.now(UTC)
     live = [lease for lease in session.scalars(select(WorkerLease)) if lease.expires_at > wall]
     if live:
         raise ScenarioError(f"a timer worker is running on this database ({live[0].holder}); stop the server or "
@@ -473,7 +473,7 @@ def _check_fit(scenarios: list[Scenario], existing: Panchayat | None, code: str)
         wanted, owner = _settings(scenarios[0]), f"scenario {scenarios[0].name} (which creates {code})"
     names = ("timezone", "settings.appeal_period_days", "settings.return_period_days")
     for scenario in scenarios:
-        for name, have, want in zip(names, _settings(scenario), wanted):
+        for name, have, want in zip(names, _settings(scenario), wanted, strict=False):
             if have != want:
                 raise ScenarioError(f"scenario {scenario.name}: {name} is {have}, but {owner} has {want}; "
                                     "run it into another Panchayat (--panchayat CODE)")
@@ -571,8 +571,8 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
             due, running = case.next_timer_due, case.status == "running"
             alert = case.next_alert_at
         if running and alert is not None and (due is None or alert < due) and (until is None or alert <= until):
-            virtual.set(max(virtual.now(), alert))  # a "deadline near" notice falls due (alerts.remind_due)
-            alerts.remind_case(sessions, case_id)
+            virtual.set(max(virtual.now(), alert))  # a "deadline near" notice falls due (reminders.remind_due)
+            reminders.remind_case(sessions, case_id)
             continue
         if not running or due is None or (until is not None and due > until):
             return
@@ -612,7 +612,7 @@ def _correct(sessions, case_id: int, step: Step, people: dict[str, User],
 def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
              code: str) -> None:
     f = step.fields
-    act = lambda role, element, data=None, **match: uow.perform(  # noqa: E731
+    act = lambda role, element, data=None, **match: uow.perform(
         sessions, step.do, tasks.act, people[role], case_id, element, data or {}, case_id=case_id,
         user=people[role], **match)
     if step.do == "release_by_owner":

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .errors import Refused
 from .i18n import M_

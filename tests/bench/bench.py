@@ -33,27 +33,27 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import event, func, select, text  # noqa: E402
+from sqlalchemy import event, func, select, text
 
-from webapp import clock, legal_time  # noqa: E402
-from webapp.casefile import Animal, CaseFile  # noqa: E402
-from webapp.engine import runtime  # noqa: E402
-from webapp.services import cases, repository, rules, tasks, timers, uow, users  # noqa: E402
-from webapp.store import db  # noqa: E402
-from webapp.store.models import Case, CaseTask, Panchayat, User  # noqa: E402
-from webapp.tariff import DEFAULT_TARIFF  # noqa: E402
-
-import handlers  # noqa: E402
-from handlers.context import HandlerContext  # noqa: E402
+import handlers
+from handlers.context import HandlerContext
+from webapp import clock, legal_time
+from webapp.casefile import Animal, CaseFile
+from webapp.engine import runtime
+from webapp.services import cases, repository, rules, tasks, timers, uow, users
+from webapp.store import db
+from webapp.store.models import Case, CaseTask, Panchayat, User
+from webapp.tariff import DEFAULT_TARIFF
 
 PASSWORD = "benchmark password"
 FAST_HASH = "pbkdf2:sha256:1000"
@@ -242,11 +242,11 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
 
     for n in range(1, count + 1):
         if n % 2:
-            assert timed("bare", lambda: bare_case(parsed, vc, n)) == "auction_final"
+            assert timed("bare", lambda n=n: bare_case(parsed, vc, n)) == "auction_final"
             ids.append(timed("service", lambda: service_case(store.sessions, people, vc)))
         else:
             ids.append(timed("service", lambda: service_case(store.sessions, people, vc)))
-            assert timed("bare", lambda: bare_case(parsed, vc, n)) == "auction_final"
+            assert timed("bare", lambda n=n: bare_case(parsed, vc, n)) == "auction_final"
     after = table_bytes(store)
     with store.sessions() as session:
         done = session.scalar(select(func.count(Case.id)).where(Case.id.in_(ids), Case.status == "completed",
@@ -325,7 +325,7 @@ def bench_timers(base_url: str, count: int, worker_counts: tuple[int, ...]) -> d
         store = postgres_store(base_url, f"timers{k}")
         try:
             people = setup_people(store.sessions)
-            real_now = datetime.now(timezone.utc)
+            real_now = datetime.now(UTC)
             # four days ago: the release windows ended at 00:00 local today, the overdue reminders they
             # arm (the notice is due tomorrow) are not due yet, so each case fires exactly one timer
             impounded = (real_now - timedelta(days=4)).replace(microsecond=0)
@@ -377,7 +377,7 @@ STAGES = [  # (steps of S1_STEPS done, share of the cases)
 
 def percentile(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def bench_many_cases(store: Store, total: int, panchayats: int, samples: int, vc: clock.VirtualClock) -> dict[str, Any]:
@@ -495,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave a part or a store out (repeatable; timers run on PostgreSQL only)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    print(f"rule130 benchmark — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, "
+    print(f"rule130 benchmark — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, "
           f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
     print("   " + " ".join(sys.argv))
     vc = clock.VirtualClock(at(IMPOUNDED))
@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         if "whole" not in args.skip:
             print(f"\n1. Whole Rule 130 cases (scenario s1: 4 acts, 4 timers), {args.whole} per store, each store's"
                   f" cases interleaved case by case with as many on bare SpiffWorkflow in memory")
-            for kind, make in kinds:
+            for _kind, make in kinds:
                 store = make("whole")
                 try:
                     res = bench_whole_cases(store, args.whole, vc)
@@ -528,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"   {k} worker{'s' if k > 1 else ' '}: {res['rate']:7.1f} timers/s  ({res['seconds']:5.1f} s)"
                       f"  {res['rate'] / rates[1]['rate']:4.2f}x one worker")
         if "many" not in args.skip:
-            for kind, make in reversed(kinds):
+            for _kind, make in reversed(kinds):
                 store = make("many")
                 try:
                     res = bench_many_cases(store, args.cases, args.panchayats, args.samples, vc)

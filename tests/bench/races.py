@@ -25,12 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timer_lag import fresh_database  # noqa: E402
+from timer_lag import fresh_database
 
-from tests import deadline_races  # noqa: E402
-from webapp import create_app  # noqa: E402
-from webapp.services import repository, timers, users  # noqa: E402
-from webapp.store import db  # noqa: E402
+from tests import deadline_races
+from webapp import create_app
+from webapp.services import repository, timers, users
+from webapp.store import db
 
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 FAST_HASH = "pbkdf2:sha256:1000"

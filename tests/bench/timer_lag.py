@@ -34,12 +34,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sqlalchemy import func, select, text  # noqa: E402
+from sqlalchemy import func, select, text
 
-from webapp import clock, legal_time  # noqa: E402
-from webapp.services import cases, repository, timers, uow, users  # noqa: E402
-from webapp.store import db  # noqa: E402
-from webapp.store.models import Case, TimerFiring  # noqa: E402
+from webapp import clock, legal_time
+from webapp.services import cases, repository, timers, uow, users
+from webapp.store import db
+from webapp.store.models import Case, TimerFiring
 
 TZ = "Asia/Kolkata"
 

@@ -8,8 +8,8 @@ import pytest
 
 from webapp.store.models import Case
 
-from .test_check_in_browser import case_file, impound_one_cow
 from .conftest import SCREENSHOTS
+from .test_check_in_browser import case_file, impound_one_cow
 from .test_officers_in_browser import PHONE, at, shoot, sign_in
 
 WORDS = {

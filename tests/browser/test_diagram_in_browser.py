@@ -33,8 +33,8 @@ def test_the_diagram_opens_on_the_active_step_legibly_and_zooms(size, browser, l
     keeper.wait_for_selector("#diagram[data-rendered=true]")
     label = label_box(keeper, "ut_release")  # "Release cattle to owner", the active step
     assert label["height"] >= 12, label
-    assert 0 <= label["left"] and label["right"] <= label["boxWidth"], label
-    assert 0 <= label["top"] and label["bottom"] <= label["boxHeight"], label
+    assert label["left"] >= 0 and label["right"] <= label["boxWidth"], label
+    assert label["top"] >= 0 and label["bottom"] <= label["boxHeight"], label
     scale = float(keeper.get_attribute("#diagram", "data-scale"))
     keeper.click("#diagram-tools [data-zoom=in]")
     assert float(keeper.get_attribute("#diagram", "data-scale")) == pytest.approx(scale * 1.25)

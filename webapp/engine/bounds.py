@@ -210,7 +210,7 @@ def binop(op: str, left: Any, right: Any) -> Any:
             _check(weight(left) + weight(right))
         return left + right
     if op == "*":
-        if isinstance(left, _SEQUENCES) and _is_int(right) or isinstance(right, _SEQUENCES) and _is_int(left):
+        if (isinstance(left, _SEQUENCES) and _is_int(right)) or (isinstance(right, _SEQUENCES) and _is_int(left)):
             sequence, times = (left, right) if isinstance(left, _SEQUENCES) else (right, left)
             if times > 0:
                 _check(weight(sequence) * times)

@@ -17,7 +17,8 @@ Loops in the diagram itself are bounded too: a multi-instance task runs at most
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from lxml import etree
 

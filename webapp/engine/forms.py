@@ -19,8 +19,9 @@ A form is an administrator's upload, and every task submission is validated agai
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import re2

@@ -32,8 +32,9 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from lxml import etree
 from SpiffWorkflow.spiff.parser.process import SpiffBpmnParser
@@ -45,8 +46,22 @@ from . import engine_errors, expressions, schema
 from . import forms as form_checks
 from .problems import Problem
 
-__all__ = ["Problem", "ParsedProcess", "Verdict", "examine", "parse_process", "diagnose", "verdict", "read_xml",
-           "refusal", "problems_of", "safe_xml_parser", "content_hash", "load_forms", "check_project_rules"]
+__all__ = [
+    "ParsedProcess",
+    "Problem",
+    "Verdict",
+    "check_project_rules",
+    "content_hash",
+    "diagnose",
+    "examine",
+    "load_forms",
+    "parse_process",
+    "problems_of",
+    "read_xml",
+    "refusal",
+    "safe_xml_parser",
+    "verdict",
+]
 
 PROCESS_ID = "rule130_case"  # the process this installation runs
 MAX_BPMN_BYTES = 2 * 1024 * 1024

@@ -12,10 +12,11 @@ import json
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 from uuid import UUID
 
 from SpiffWorkflow.bpmn.exceptions import WorkflowTaskException
@@ -35,7 +36,6 @@ from .. import clock
 from ..errors import EngineFailure, Rule130Error
 from .parser import FORM_PROPERTY, ParsedProcess
 from .sandbox import Rule130ScriptEngine, ScriptRefused
-
 
 # -- SpiffWorkflow's timers read the product's clock ------------------------------------------
 
@@ -104,7 +104,7 @@ def _converted(workflow: BpmnWorkflow, *, without_tasks: bool = False) -> dict[s
     finally:
         registry._encoder_mode = False
         workflow.spec, workflow.subprocess_specs = spec, subprocess_specs
-        for owner, mapping in zip(owners, tasks):
+        for owner, mapping in zip(owners, tasks, strict=False):
             owner.tasks = mapping
     for key in SPEC_KEYS:
         state.pop(key, None)
@@ -219,7 +219,7 @@ def _dump_state_fast(workflow: BpmnWorkflow) -> str:
     registry._encoder_mode = True  # as to_dict in serialize_json: for the tasks' internal data
     try:
         subprocesses = _object_text([(key, _workflow_text(sub, converted)) for sub, (key, converted)
-                                     in zip(workflow.subprocesses.values(), state["subprocesses"].items())])
+                                     in zip(workflow.subprocesses.values(), state["subprocesses"].items(), strict=False)])
         return _workflow_text(workflow, state, subprocesses)
     finally:
         registry._encoder_mode = False

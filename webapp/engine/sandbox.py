@@ -15,9 +15,10 @@ import ast
 import builtins
 import json
 import operator
+from collections.abc import Callable
 from functools import lru_cache
 from types import CodeType
-from typing import Any, Callable
+from typing import Any
 
 from RestrictedPython import RestrictingNodeTransformer, compile_restricted_eval, compile_restricted_exec, safe_builtins
 from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
@@ -35,7 +36,7 @@ from .. import legal_time
 from . import bounds
 from .bounds import ScriptRefused
 
-__all__ = ["ScriptRefused", "RestrictedEnvironment", "Rule130ScriptEngine", "compile_expression", "compile_script"]
+__all__ = ["RestrictedEnvironment", "Rule130ScriptEngine", "ScriptRefused", "compile_expression", "compile_script"]
 
 
 SCRIPT_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -210,7 +211,7 @@ class RestrictedEnvironment(TaskDataEnvironment):
         scope.update(context)
         token = bounds.BUDGET.set(bounds.Budget())
         try:
-            return bounds.sized(eval(code, scope))  # noqa: S307 - RestrictedPython byte code with guarded globals
+            return bounds.sized(eval(code, scope))
         finally:
             bounds.BUDGET.reset(token)
 
@@ -228,7 +229,7 @@ class RestrictedEnvironment(TaskDataEnvironment):
         scope.update(context)
         token = bounds.BUDGET.set(bounds.Budget())
         try:
-            exec(code, scope)  # noqa: S102 - RestrictedPython byte code with guarded globals
+            exec(code, scope)
             # what the script set anew is weighed (what it changed in place was, by its item writes)
             written = {key: bounds.sized(value) if context.get(key, scope) is not value else value
                        for key, value in scope.items()

@@ -117,7 +117,7 @@ def begin(session: Session, case: Case, user: User) -> ActRecord:
     """Start recording an act of ``user`` on ``case``, as loaded and not yet changed (one query)."""
     with session.no_autoflush:
         row = session.execute(_MARKS, {"case_id": case.id}).one()
-    marks = {name: int(value or 0) for name, value in zip(MARKS, row)}
+    marks = {name: int(value or 0) for name, value in zip(MARKS, row, strict=False)}
     return ActRecord(case=case, user=user, at=clock.now(), before=snapshot(case), marks=marks,
                      version_id=case.process_version_id)
 

@@ -27,18 +27,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock, legal_time
 from ..engine import runtime
-from ..errors import Conflict, Rule130Error
 from ..i18n import N_
 from ..store import txcache
-from ..store.models import Case, DeadlineReminder
+from ..store.models import DeadlineReminder
 from . import notifications
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cases import CaseRun
+    from .cases import CaseRun  # the type of the run each function reads (cases imports this module)
 
 DEFAULT_DEADLINE_DAYS = 3
 log = logging.getLogger("rule130.notify")
@@ -81,7 +79,7 @@ def deadline_days() -> int:
     return int(raw)
 
 
-def send(run: "CaseRun", roles: list[str], template: str, **params: Any) -> None:
+def send(run: CaseRun, roles: list[str], template: str, **params: Any) -> None:
     """Write ``template`` to the officers of ``roles`` and record it in the case history (when
     anyone was notified)."""
     run._sync_columns()  # the receiving officer of a dispatch is a recipient from the act on
@@ -91,12 +89,12 @@ def send(run: "CaseRun", roles: list[str], template: str, **params: Any) -> None
         run.event("notification", template, actor_role=",".join(roles), detail={"recipients": len(rows)})
 
 
-def ready_ids(run: "CaseRun") -> set[str]:
+def ready_ids(run: CaseRun) -> set[str]:
     """The ids of the READY user tasks of the case now."""
     return {str(task.id) for task in runtime.ready_user_tasks(run.wf)}
 
 
-def tasks_ready(run: "CaseRun", before: set[str], diagram_roles: set[str]) -> None:
+def tasks_ready(run: CaseRun, before: set[str], diagram_roles: set[str]) -> None:
     """Tell each lane of a user task that became READY since ``before`` (see the module text)."""
     for task in runtime.ready_user_tasks(run.wf):
         lane = task.task_spec.lane
@@ -106,7 +104,7 @@ def tasks_ready(run: "CaseRun", before: set[str], diagram_roles: set[str]) -> No
              exclude_user_id=run.user.id if run.user is not None else None)
 
 
-def periods_ended(run: "CaseRun", fired: list[runtime.ArmedTimer]) -> None:
+def periods_ended(run: CaseRun, fired: list[runtime.ArmedTimer]) -> None:
     """Tell the roles concerned that a legal period ended (one notice per fired timer)."""
     for timer in fired:
         period = ENDED.get(timer.bpmn_id)
@@ -121,7 +119,7 @@ def _remind_at(due: datetime, tz: str, days: int) -> tuple[datetime, Any]:
     return legal_time.day_start(last - timedelta(days=days - 1), tz), last
 
 
-def deadlines_near(run: "CaseRun") -> None:
+def deadlines_near(run: CaseRun) -> None:
     """Send the "deadline near" notices now due for the case's armed legal timers (once each)."""
     days = deadline_days()
     if days <= 0:
@@ -148,7 +146,7 @@ _REMINDERS = select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
     DeadlineReminder.case_id == bindparam("case_id"))  # built once: run by most units of work
 
 
-def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
+def _sent(run: CaseRun) -> dict[int, set[tuple[str, datetime]]]:
     """The (element, due instant) of the case's reminders sent: those stored, read once per
     transaction (no autoflush: an early flush would write the case row twice), and those this
     transaction added (:func:`deadlines_near` notes each)."""
@@ -160,12 +158,12 @@ def _sent(run: "CaseRun") -> dict[int, set[tuple[str, datetime]]]:
     return sent
 
 
-def _reminded(run: "CaseRun", timer: runtime.ArmedTimer) -> bool:
+def _reminded(run: CaseRun, timer: runtime.ArmedTimer) -> bool:
     """Whether the reminder of this timer and due instant was sent (stored, or added in this unit of work)."""
     return (timer.bpmn_id, timer.due) in _sent(run)[run.case.id]  # aware instants: equal in any zone
 
 
-def next_reminder(run: "CaseRun") -> datetime | None:
+def next_reminder(run: CaseRun) -> datetime | None:
     """The earliest future instant at which a "deadline near" notice of the case falls due."""
     days = deadline_days()
     if days <= 0:
@@ -178,38 +176,3 @@ def next_reminder(run: "CaseRun") -> datetime | None:
             if remind_at > now:
                 instants.append(remind_at)
     return min(instants) if instants else None
-
-
-def _remind(session: Session, case_id: int) -> None:
-    from .cases import CaseRun
-    case = session.get(Case, case_id)
-    if case is None or case.status != "running":
-        return
-    run = CaseRun(session, case, None)
-    deadlines_near(run)
-    case.next_alert_at = next_reminder(run)
-    case.updated_at = clock.now()  # the case row changes, so its optimistic lock serializes us with any act
-    session.flush()
-
-
-def remind_case(sessions: sessionmaker[Session], case_id: int) -> None:
-    """Send the due "deadline near" notices of one case in one transaction (its optimistic lock
-    makes a concurrent act or timer firing win or lose as a whole; a loser retries later)."""
-    from . import uow
-    uow.perform(sessions, "deadline_reminders", _remind, case_id)
-
-
-def remind_due(sessions: sessionmaker[Session], limit: int = 100) -> list[int]:
-    """One pass: every running case whose ``next_alert_at`` has come; the ids of the cases visited."""
-    with sessions() as session:
-        ids = list(session.scalars(select(Case.id).where(Case.status == "running", Case.next_alert_at.is_not(None),
-                                                         Case.next_alert_at <= clock.now())
-                                   .order_by(Case.next_alert_at).limit(limit)))
-    for case_id in ids:
-        try:
-            remind_case(sessions, case_id)
-        except Conflict:
-            log.info("case %s changed while its reminders were sent; retrying next pass", case_id)
-        except Rule130Error as error:
-            log.error("case %s: reminders failed: %s", case_id, error.message)
-    return ids

@@ -43,7 +43,7 @@ def parse_amount(value: object, field: str, label: str | None = None, *, positiv
             above :data:`LARGEST`.
     """
     label = label or M_(field.replace("_", " "))
-    if isinstance(value, float) or isinstance(value, bool):
+    if isinstance(value, (float, bool)):
         raise Refused(M_("%(label)s: give the amount as text, e.g. \"1200.50\"", label=label),
                       {field: M_("not an exact amount")})
     typed = str(value).strip() if value is not None else ""

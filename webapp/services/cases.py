@@ -8,29 +8,46 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
 from decimal import Decimal
-from typing import Any, Callable, Iterable
+from typing import Any
+from zoneinfo import ZoneInfo
 
+from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
 import handlers
 from handlers.context import HandlerContext
 
 from .. import casefile, clock, fees, legal_time, logs, textguard
 from ..casefile import Animal, Appeal, CaseFile, Objection, name_key
+
+# re-exported: the services and pages ask cases for a case's deadlines, its ledger's expectations and
+# the case itself within scope, whichever module computes them
+from ..deadlines import appeal_last_day as appeal_last_day
+from ..deadlines import deadlines as deadlines
+from ..deadlines import transfer_lock_until as transfer_lock_until
 from ..engine import runtime
-from ..errors import AlreadySubmitted, CaseHeld, DeadlinePassed, EngineFailure, NotFound, NotPermitted, Refused, TaskFailed
-from ..i18n import OR, M_, message_list
+from ..errors import (
+    AlreadySubmitted,
+    CaseHeld,
+    DeadlinePassed,
+    EngineFailure,
+    NotPermitted,
+    Refused,
+    TaskFailed,
+)
+from ..i18n import M_, OR, message_list
 from ..store import audit
 from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User
-from . import acts, alerts, documents, ledger, live, notifications, repository, tariffs, uow, users
+from . import acts, alerts, documents, holds, ledger, live, notifications, repository, tariffs, uow
+from .ledger import expectations as expectations
+from .scope import get_case as get_case
 
 ZERO = Decimal("0.00")
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -126,9 +143,8 @@ class CaseRun:
 
     def _held(self) -> None:
         if self.case.held_incident_id is not None:
-            from . import incidents
-            incident = incidents.holding(self.session, self.case)
-            raise CaseHeld(incidents.held_message(self.case.case_number, incident), incident_id=incident.id)
+            incident = holds.holding(self.session, self.case)
+            raise CaseHeld(holds.held_message(self.case.case_number, incident), incident_id=incident.id)
 
     def _failed(self, failure: EngineFailure, element_id: str | None = None, kind: str | None = None) -> TaskFailed:
         """``failure`` of a diagram element as a :class:`TaskFailed` of this case, with a data snapshot."""
@@ -250,39 +266,7 @@ class CaseRun:
         self._ledger_checked, self._postings_checked = facts, self.ledger.postings
 
 
-def expectations(case: Case, cf: CaseFile | None = None) -> ledger.Expected:
-    """What the case's file says its ledger must show (RULE130.md "Money"), for the ledger's
-    invariants: for a case that has ended, F + C and C on the local day it ended; for a running
-    case, the money held in suspense and, between delivery to the objector and the feeding
-    charges, F + C in the cattle pound account (rupees, Decimal)."""
-    cf = cf or casefile.load(case.file_json)
-    if case.status == "completed":
-        day = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
-        return ledger.Expected(due=fees.fine_and_feeding(cf, day), feeding=fees.pound_feeding(cf, day))
-    pound = None
-    if cf.delivered_on is not None and cf.feeding_charges is None:
-        pound = fees.fine_and_feeding(cf, cf.delivered_on)
-    return ledger.Expected(suspense_held=ledger.held_in_suspense(cf), pound_held=pound)
-
-
 # -- loading within scope -----------------------------------------------------------------------
-
-def get_case(session: Session, user: User, case_ref: int | str) -> Case:
-    """The case by id or case number, if ``user`` may see it.
-
-    Raises:
-        NotFound: unknown, or outside the user's scope (never says which).
-    """
-    case = None
-    text = str(case_ref)
-    if text.isascii() and text.isdigit() and len(text) <= 18:  # a database id fits in 63 bits
-        case = session.get(Case, int(text))
-    if case is None and len(text) <= 40:
-        case = session.scalar(select(Case).where(Case.case_number == text))
-    if case is None or not users.can_see(session, user, case):
-        raise NotFound(M_("no case %(case)s is open to you", case=case_ref))
-    return case
-
 
 def scoped(query: Any, user: User) -> Any:
     """``query`` (a select of Case) narrowed to the user's scope, as :func:`users.can_see` decides
@@ -596,13 +580,6 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     return run.case
 
 
-def appeal_last_day(cf: CaseFile) -> date | None:
-    """D + M: the last day to appeal against the Panchayat's decision of day D."""
-    if cf.decision_on is None:
-        return None
-    return cf.decision_on + timedelta(days=cf.appeal_period_days)
-
-
 def _check_appeal_deadline(cf: CaseFile, now: datetime) -> None:
     """Raise DeadlinePassed (naming D + M) when ``now`` is after the appeal period."""
     last = appeal_last_day(cf)
@@ -760,7 +737,7 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     if mother.born_on is not None:  # a calf born in the pound is not yet a mother while it is there
         raise Refused(M_("%(animal)s is a calf born in the pound on %(day)s; choose the calf's mother",
                          animal=mother.label, day=mother.born_on), {"animal": M_("not a mother")})
-    if tag is not None and not isinstance(tag, str) or description is not None and not isinstance(description, str):
+    if (tag is not None and not isinstance(tag, str)) or (description is not None and not isinstance(description, str)):
         raise Refused(M_("the calf's description and tag must be text"), {"calf": M_("not text")})
     textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
     textguard.check_one_line(tag, "calf_tag", M_("the calf's tag"))
@@ -786,32 +763,6 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
 
 def _money(value: Decimal | None) -> str | None:
     return None if value is None else f"{value:.2f}"
-
-
-def transfer_lock_until(cf: CaseFile) -> date | None:
-    """Condition (b)(i): sale day + 30; where an objection or appeal was filed, the later of that
-    and the day the outcome became final (None while that day is not known)."""
-    if cf.sale is None:
-        return None
-    base = cf.sale.day + timedelta(days=30)
-    if cf.objections or cf.appeals:
-        return max(base, cf.final_on) if cf.final_on else None
-    return base
-
-
-def deadlines(cf: CaseFile) -> dict[str, date | None]:
-    """The legal last days (local dates; None while not yet known): release window (the day before
-    its timer's instant, else impoundment + 3), objections (Rule 130(a)), the first auction (b),
-    appeal (e) proviso, and the transfer lock of (b)(i)."""
-    release = cf.timers.get("bt_release_window")
-    return {
-        "release_last_day": (legal_time.day_before_instant(release, cf.timezone) if release
-                             else cf.impounded_on + timedelta(days=3)),
-        "objection_last_day": cf.notice.last_day if cf.notice else None,
-        "auction_last_day": cf.auctions[0].last_day if cf.auctions else None,
-        "appeal_last_day": appeal_last_day(cf),
-        "transfer_lock_until": transfer_lock_until(cf),
-    }
 
 
 def summary(session: Session, case: Case) -> dict[str, Any]:

@@ -18,14 +18,15 @@ import socket
 import ssl
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
-from typing import Any, Mapping
+from typing import Any
 
 from .. import textguard
 from ..errors import Refused
-from ..i18n import M_, N_
+from ..i18n import M_, N_, retranslate
 
 SECURITY_MODES = ("none", "starttls", "ssl")
 SIGNATURE_HEADER = "X-Rule130-Signature"
@@ -91,7 +92,7 @@ class ChannelSettings:
     claim_seconds: float = 120.0
 
     @classmethod
-    def load(cls, config: Mapping[str, Any] | None = None) -> "ChannelSettings":
+    def load(cls, config: Mapping[str, Any] | None = None) -> ChannelSettings:
         """Read ``RULE130_SMTP_HOST`` ... from the environment, overridden by ``config`` keys without
         the prefix (``SMTP_HOST`` ...). Raises ValueError naming a malformed value."""
         def value(name: str, default: Any) -> Any:
@@ -225,7 +226,6 @@ def error_text(text: str, language: str | None = None) -> str:
     """A delivery's ``last_error`` for people: the product's own text (:data:`ERROR_TEXTS`) in
     ``language`` (default the current request's), its values (an address, a server's answer) as
     they are; any other text (an SMTP server's error) unchanged."""
-    from ..i18n import retranslate
     return retranslate(text, ERROR_TEXTS, language)
 
 
@@ -293,7 +293,7 @@ def send_webhook(settings: ChannelSettings, url: str, body: bytes, delivery_id: 
             status = response.status
     except urllib.error.HTTPError as error:
         raise SendFailed(WEBHOOK_HTTP % {"url": url, "status": f"{error.code} {error.reason}"}) from None
-    except (urllib.error.URLError, OSError, socket.timeout) as error:
+    except (TimeoutError, urllib.error.URLError, OSError) as error:
         raise SendFailed(WEBHOOK_FAILED % {"url": url, "reason": getattr(error, "reason", error)}) from None
     if not 200 <= status < 300:
         raise SendFailed(WEBHOOK_HTTP % {"url": url, "status": status})

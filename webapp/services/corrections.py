@@ -41,7 +41,7 @@ from sqlalchemy.orm import Session
 from .. import casefile, clock, legal_time
 from ..casefile import CaseFile
 from ..errors import NotFound, NotPermitted, Refused
-from ..i18n import OR, M_, N_, Message, message_json, message_list
+from ..i18n import M_, N_, OR, Message, message_json, message_list
 from ..store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
 from . import acts, cases, documents, ledger, live, notifications, tasklist
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,6 +34,7 @@ from ..i18n import M_, N_, render_for
 from ..store import txcache
 from ..store.models import Case, Delivery, Notification, NotificationPreference, User
 from . import channels
+from .users import managed_users
 
 log = logging.getLogger("rule130.notify")
 CHANNELS = ("email", "webhook")
@@ -215,55 +215,12 @@ def next_attempt(sessions: sessionmaker[Session]) -> datetime | None:
                               .where(Delivery.status.in_(("pending", "sending"))))
 
 
-def run_loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings, stop: threading.Event, *,
-             max_sleep: float = 5.0) -> None:
-    """Send due "deadline near" notices (:func:`.alerts.remind_due`) and deliver until ``stop`` is
-    set; sleep until the next due attempt (at most ``max_sleep`` s).
-
-    Several loops may run at once (each claim is a compare-and-set); database errors are logged and
-    retried on the next pass. The loop never reads the clock ahead of the wall clock
-    (:class:`webapp.clock.NotAheadOfRealTime`): no reminder is sent before its instant.
-    """
-    with clock.installed(clock.NotAheadOfRealTime(clock.current())):
-        _loop(sessions, settings, stop, max_sleep)
-
-
-def _loop(sessions: sessionmaker[Session], settings: channels.ChannelSettings, stop: threading.Event,
-          max_sleep: float) -> None:
-    """:func:`run_loop` on the clock it installed."""
-    log.info("notification delivery started")
-    while not stop.is_set():
-        try:
-            from . import alerts
-            alerts.remind_due(sessions)
-            deliver_due(sessions, settings)
-            upcoming = next_attempt(sessions)
-        except Exception:  # the database away for a moment must not end the loop
-            log.exception("notification delivery pass failed; retrying")
-            upcoming = None
-        wait = max_sleep
-        if upcoming is not None:
-            wait = min(max_sleep, max(0.05, (upcoming - clock.now()).total_seconds()))
-        stop.wait(wait)
-    log.info("notification delivery stopped")
-
-
-def start_thread(sessions: sessionmaker[Session], settings: channels.ChannelSettings,
-                 stop: threading.Event) -> threading.Thread:
-    """Run :func:`run_loop` in a daemon thread (the timer worker and ``rule130 serve`` do this)."""
-    thread = threading.Thread(target=run_loop, args=(sessions, settings, stop), name="rule130-delivery",
-                              daemon=True)
-    thread.start()
-    return thread
-
-
 def listing(session: Session, admin: User, *, status: str | None = None, limit: int = 200) -> list[dict]:
     """Deliveries for the administrators' page, newest first: the row, its notification, user, case.
 
     Only deliveries to users ``admin`` manages (:func:`.users.managed_users`: everyone for an
     installation-wide administrator, the Samiti's or the Panchayat's users for a scoped one).
     """
-    from .users import managed_users
     query = (select(Delivery, Notification, User, Case)
              .join(Notification, Notification.id == Delivery.notification_id)
              .join(User, User.id == Notification.user_id)
@@ -277,7 +234,6 @@ def listing(session: Session, admin: User, *, status: str | None = None, limit: 
 
 def counts(session: Session, admin: User) -> dict[str, int]:
     """How many deliveries to the users ``admin`` manages are in each status."""
-    from .users import managed_users
     found = dict(session.execute(select(Delivery.status, func.count(Delivery.id))
                                  .join(Notification, Notification.id == Delivery.notification_id)
                                  .join(User, User.id == Notification.user_id)
@@ -294,7 +250,6 @@ def retry_now(session: Session, admin: User, delivery_id: int) -> Delivery:
         NotFound: no such delivery, or its recipient is not a user ``admin`` manages.
         Refused: it was sent, or it is being sent right now.
     """
-    from .users import managed_users
     row = session.scalar(select(Delivery).join(Notification, Notification.id == Delivery.notification_id)
                          .join(User, User.id == Notification.user_id)
                          .where(Delivery.id == delivery_id, managed_users(admin))) if 0 < delivery_id < 2**63 else None

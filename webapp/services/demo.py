@@ -4,8 +4,8 @@ case whose notice is running with an auction that closed unsold (the sarpanch de
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker

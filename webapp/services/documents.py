@@ -51,7 +51,7 @@ from .. import fees, i18n
 from ..casefile import Animal, CaseFile, name_key
 from ..errors import NotFound
 from ..i18n import N_
-from ..store.models import Case, CaseDocument, Panchayat, User
+from ..store.models import Case, CaseDocument, CaseEvent, Panchayat, User
 from . import ledger
 
 LANGUAGES = ("en", "hi")
@@ -350,7 +350,7 @@ def _act_key(key: str) -> str:
 
 def _issue_of(key: str) -> int:
     """1 for a document's first issue, n for ``<key>#<n>`` (issued again after a correction)."""
-    head, _, tail = key.partition("#")
+    _head, _, tail = key.partition("#")
     return int(tail) if tail.isdigit() else 1
 
 
@@ -538,8 +538,6 @@ def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata") -> bytes:
 def recorded_hashes(session: Session, case: Case) -> dict[str, dict[str, str]]:
     """The hashes the case history recorded at issue, by document number: ``{number: {language: sha256}}``
     (the history rows are in the hash-chained audit trail, so they are the reference for a reprint)."""
-    from ..store.models import CaseEvent
-
     found: dict[str, dict[str, str]] = {}
     for detail_json in session.scalars(select(CaseEvent.detail_json).where(CaseEvent.case_id == case.id,
                                                                            CaseEvent.kind == "document")):

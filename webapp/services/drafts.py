@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -286,7 +287,7 @@ def deploy(session: Session, user: User, process_id: str, submission: Submission
     """
     require_process_admin(user)
     if submission.problems:
-        deployable, problems = check(submission, process_id)
+        _deployable, problems = check(submission, process_id)
         errors = [p for p in problems if p.severity == "error"]
         raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(errors)), errors)
     return repository.deploy(session, submission.bpmn_xml, submission.forms, user.username, note, process_id)

@@ -21,9 +21,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import casefile
+from ..deadlines import deadlines
 from ..i18n import M_, N_, Message, format_rupees, localize, message_list
 from ..store.models import Case, CaseDocument, CaseEvent, CaseTask, LedgerEntry
-from . import cases
 
 DEADLINE_NAMES = {
     "objection_last_day": N_("the last day for objections"),
@@ -106,10 +106,10 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
         follows.append(Follow(M_("the case is open again")))
     follows.extend(_file_changes(old, new))
     if old is not None:
-        for key, day in cases.deadlines(new).items():
-            if key in DEADLINE_NAMES and day is not None and cases.deadlines(old).get(key) != day:
+        for key, day in deadlines(new).items():
+            if key in DEADLINE_NAMES and day is not None and deadlines(old).get(key) != day:
                 follows.append(Follow(M_("%(deadline)s will be %(day)s", deadline=M_(DEADLINE_NAMES[key]), day=day)))
-    if before.status == "running" and case.status != "running" or (old is None and case.status != "running"):
+    if (before.status == "running" and case.status != "running") or (old is None and case.status != "running"):
         follows.append(Follow(M_("the case closes: %(outcome)s", outcome=_words(new.outcome))))
     for event in events:
         if event.kind == "document":

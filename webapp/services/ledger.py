@@ -36,17 +36,19 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from .. import clock
+from .. import casefile, clock, fees, legal_time
+from ..casefile import CaseFile
 from ..errors import EngineFailure, NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Case, CaseEvent, LedgerEntry, User
+from . import scope
 
 PANCHAYAT_ACCOUNTS = ("suspense", "pound_account", "panchayat_fund")
 PARTIES = ("owner", "buyer", "objector", "receiving_officer", "pound_keeper")
@@ -174,7 +176,7 @@ def paid_to(session: Session, case_id: int, account: str, kinds: tuple[str, ...]
 
 @dataclass(frozen=True)
 class Expected:
-    """What the case file says the ledger must show (rupees, webapp.services.cases.expectations).
+    """What the case file says the ledger must show (rupees, :func:`expectations`).
 
     A case that has ended: ``due`` = F + C at the end of custody and ``feeding`` = C. A running
     case: ``suspense_held``, the money the suspense account holds for later steps (auction money
@@ -285,6 +287,21 @@ def check_invariants(session: Session, case: Case, closed: bool, expected: Expec
         raise found[0]
 
 
+def expectations(case: Case, cf: CaseFile | None = None) -> Expected:
+    """What the case's file says its ledger must show (RULE130.md "Money"), for the ledger's
+    invariants: for a case that has ended, F + C and C on the local day it ended; for a running
+    case, the money held in suspense and, between delivery to the objector and the feeding
+    charges, F + C in the cattle pound account (rupees, Decimal)."""
+    cf = cf or casefile.load(case.file_json)
+    if case.status == "completed":
+        day = legal_time.local_day(case.closed_at or clock.now(), cf.timezone)
+        return Expected(due=fees.fine_and_feeding(cf, day), feeding=fees.pound_feeding(cf, day))
+    pound = None
+    if cf.delivered_on is not None and cf.feeding_charges is None:
+        pound = fees.fine_and_feeding(cf, cf.delivered_on)
+    return Expected(suspense_held=held_in_suspense(cf), pound_held=pound)
+
+
 # -- corrections ----------------------------------------------------------------------------------
 
 def check_reverser(user: User) -> None:
@@ -314,9 +331,7 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
         Refused: no reason; the entry is a reversal or was already reversed; the case is held by
             an incident; or the reversal would break an invariant (named).
     """
-    from . import cases  # cases imports this module
-
-    case = cases.get_case(session, user, case_id)
+    case = scope.get_case(session, user, case_id)
     check_reverser(user)
     entry = session.get(LedgerEntry, entry_id) if 0 < entry_id < 2**63 else None
     if entry is None or entry.case_id != case.id:
@@ -342,7 +357,7 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
     reversal = book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal", clause=entry.clause,
                          memo=f"reversal of entry {entry.id} ({entry.kind})", reversal_of=entry.id, reason=reason)
     try:
-        check_invariants(session, case, case.status == "completed", cases.expectations(case))
+        check_invariants(session, case, case.status == "completed", expectations(case))
     except InvariantBroken as broken:
         raise Refused(M_("entry %(id)s cannot be reversed: %(why)s", id=entry.id, why=broken.message)) from None
     session.flush()  # the reversal's id, for the history

@@ -32,16 +32,22 @@ from dataclasses import dataclass, field
 from threading import Lock
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 from SpiffWorkflow.bpmn.util.diff import SpecDiff, WorkflowDiff, migrate_workflow
 from SpiffWorkflow.util.task import TaskState
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
+from handlers import get as handler_of  # the handler registry
+from handlers.context import HandlerContext
+
+from .. import casefile, clock
 from ..engine import runtime
+from ..engine.sandbox import SERVICE_LEVEL_OPERATION
 from ..errors import NotFound, Refused, Rule130Error
 from ..i18n import M_, N_, message_list
 from ..store.models import Case, ProcessVersion, User
 from . import repository, uow, versions
+from .cases import CaseRun
 
 # Changes that do not alter how a task runs: a task renamed or re-documented may have run already.
 COSMETIC = {"bpmn_name", "documentation", "description"}
@@ -171,11 +177,7 @@ def _reading_handler(case: Case) -> Any:
     operation a timer's expression may call (``service_level.end``, from ``case``'s file, so an
     overdue timer's due instant can be compared before and after the move) and refuses every other
     (no service task runs while a case is being moved)."""
-    from handlers import get as handler_of  # the handler registry (loaded by the engine)
-    from handlers.context import HandlerContext
 
-    from .. import casefile, clock
-    from ..engine.sandbox import SERVICE_LEVEL_OPERATION
 
     def call(task: Any, name: str, params: dict[str, Any]) -> Any:
         if name != SERVICE_LEVEL_OPERATION:
@@ -299,7 +301,6 @@ def plan(session: Session, actor: User | str, process_id: str, to: int,
 
 
 def _move(session: Session, actor: User | str, process_id: str, to: int, case_ref: int | str) -> Verdict:
-    from .cases import CaseRun  # cases imports repository; import here to keep the layers simple
 
     name = versions.actor_name(actor)
     target = _target(session, process_id, to)

@@ -8,15 +8,17 @@ so the figures are the same whichever process answers — a gunicorn web worker,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, TimerFiring, User
 from . import overview
+from .incidents import open_count
 
 LAG = func.coalesce(TimerFiring.lag_seconds, TimerFiring.lateness_seconds)
 """A firing's worker lag in seconds: fired minus the later of due and armed; firings recorded before
@@ -116,12 +118,12 @@ def timer_lag_histogram(session: Session) -> tuple[list[tuple[str, int]], float,
     Returns:
         ([(upper bound as text, count <= bound), ..., ("+Inf", total)], sum of lag (s), total).
     """
-    columns = [func.coalesce(func.sum(case((LAG <= bound, 1), else_=0)), 0) for bound in LAG_BUCKETS]
+    columns = [func.coalesce(func.sum(case((bound >= LAG, 1), else_=0)), 0) for bound in LAG_BUCKETS]
     row = session.execute(select(*columns, func.count(TimerFiring.id),
                                  func.coalesce(func.sum(LAG), 0.0))).one()
     total, total_sum = int(row[-2]), float(row[-1])
-    buckets = [(repr(float(bound)), int(count)) for bound, count in zip(LAG_BUCKETS, row[:-2])]
-    return buckets + [("+Inf", total)], total_sum, total
+    buckets = [(repr(float(bound)), int(count)) for bound, count in zip(LAG_BUCKETS, row[:-2], strict=False)]
+    return [*buckets, ("+Inf", total)], total_sum, total
 
 
 def counts(session: Session, now: datetime) -> dict[str, float]:
@@ -154,7 +156,6 @@ def metric_families(session: Session, now: datetime) -> Iterator[Any]:
                               value=totals["tasks_completed"])
     yield GaugeMetricFamily("rule130_timers_overdue", "Running cases whose next timer is due but not fired",
                             value=totals["overdue"])
-    from .incidents import open_count
     yield GaugeMetricFamily("rule130_open_incidents", "Incidents holding a case, not yet retried or skipped",
                             value=open_count(session))
     yield GaugeMetricFamily("rule130_timer_oldest_overdue_seconds", "How long the oldest overdue timer has waited",

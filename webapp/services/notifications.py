@@ -97,7 +97,7 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
     session.add_all(rows)
     if rows:
         chosen = deliveries.preferences(session, [user.id for user in people])
-        for row, user in zip(rows, people):
+        for row, user in zip(rows, people, strict=False):
             deliveries.enqueue(session, row, user, chosen.get(user.id))
     return rows
 

@@ -17,14 +17,15 @@ from functools import lru_cache
 from typing import Any
 
 from lxml import etree
+from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
 from ..casefile import CaseFile
-from ..i18n import M_, Message, message_from_json
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
+from ..i18n import M_, Message, message_from_json, translations_for
+from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
 from . import acts, cases, ledger, rules
 
@@ -44,8 +45,6 @@ def labelled_for(bpmn_xml: str, language: str) -> bytes:
     is fetched. Raises lxml's ``XMLSyntaxError`` for text that is not XML (a deployed version
     always is).
     """
-    from ..i18n import translations_for
-    from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
 
     catalogue = translations_for(language)
     parser = etree.XMLParser(resolve_entities=False, no_network=True)

@@ -19,7 +19,7 @@ password page (:mod:`webapp.web.account`).
 from __future__ import annotations
 
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session

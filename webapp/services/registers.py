@@ -17,10 +17,11 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import or_, select

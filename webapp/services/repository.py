@@ -12,6 +12,7 @@ from pathlib import Path
 from threading import Lock
 
 from sqlalchemy import bindparam, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 import handlers
@@ -19,9 +20,9 @@ import handlers
 from .. import clock, textguard
 from ..engine import runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
-from ..errors import InvalidDiagram, NotFound
+from ..errors import Conflict, InvalidDiagram, NotFound
 from ..i18n import M_
-from ..store.models import ProcessVersion
+from ..store.models import ProcessVersion, User
 from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,3 +195,41 @@ def load_id(session: Session, version_id: int) -> LoadedVersion:
     if content_hash is not None and cached is not None and cached[0] == content_hash:
         return LoadedVersion(version_id, cached[1], cached[2], _session=session)
     return load(session.get(ProcessVersion, version_id))
+
+
+# -- deploying an old version again ----------------------------------------------------------------------
+
+def redeploy(session: Session, actor: User | str, process_id: str, number: int, note: str = "") -> ProcessVersion:
+    """Deploy version ``number``'s files again as a new version (the next number), with the note
+    ``"redeploy of v<number>"`` (and ``note`` after it). The files are checked again by today's
+    validation pipeline; cases keep their versions (move them with :mod:`.migration`).
+
+    Returns:
+        the new version.
+    Raises:
+        NotPermitted: a user who is not an administrator. NotFound: no such version.
+        InvalidDiagram: the old files no longer pass validation (e.g. a handler was withdrawn), or
+            the note is too long or holds a control character (:func:`repository.check_note`).
+        Conflict: another version got the next number first (the caller rolls back).
+    """
+    name = versions.actor_name(actor)
+    note = check_note(note)
+    old = versions.get_version(session, process_id, number)
+    files = versions.version_files(session, old)
+    forms = json.loads(old.forms_json)
+    parsed = check(old.bpmn_xml.encode("utf-8"), forms, process_id)
+    newest = session.scalar(select(func.max(ProcessVersion.version)).where(ProcessVersion.process_id == process_id))
+    full_note = f"redeploy of v{number}" + (f": {note}" if note else "")
+    version = ProcessVersion(process_id=process_id, version=newest + 1, content_hash=parsed.content_hash,
+                             bpmn_xml=old.bpmn_xml, forms_json=old.forms_json, spec_json=old.spec_json,
+                             deployed_by=name, deployed_at=clock.now(), note=full_note, redeploy_of=number)
+    session.add(version)
+    try:
+        session.flush()
+    except IntegrityError:  # (process, number) is unique: someone deployed the same number first
+        raise Conflict(M_("another version of %(process_id)s was deployed at the same moment; nothing was deployed. Reload the versions and try again.", process_id=process_id)) from None
+    versions._store_files(session, version, files)
+    versions.audit(session, process_id, "redeploy", name, version_from=number, version_to=version.version, note=full_note,
+          detail={"content_hash": version.content_hash, "files": sorted(files)})
+    session.flush()
+    return version

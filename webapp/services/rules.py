@@ -9,14 +9,16 @@ the due instants of the diagram's own timers (recorded in ``case_file.timers``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from referencing.exceptions import Unresolvable
 from sqlalchemy.orm import Session
 
 from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
+from ..deadlines import appeal_last_day
 from ..engine import forms
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, message_list
@@ -449,7 +451,6 @@ def _not_final_yet(cf: CaseFile, today: date) -> Any | None:
     proviso), named with its last day."""
     if cf.appeals and cf.appeals[-1].decision is None:
         return M_("an appeal against the decision is pending")
-    from .cases import appeal_last_day  # cases imports this module
 
     running = []
     appeal_last = appeal_last_day(cf)

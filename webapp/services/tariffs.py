@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from .. import clock, legal_time, textguard
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
+from ..store import audit
 from ..store.models import Panchayat, TariffRate, User
 from ..tariff import SPECIES
 from .amounts import parse_amount
@@ -247,7 +248,6 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
                      created_by=admin.username, note=note_text)
     session.add(row)
     session.flush()
-    from ..store import audit
     audit.record(session, "tariff.added", actor=admin.username,
                  detail={"panchayat": panchayat.code if panchayat is not None else None, "species": kind,
                          "fine": f"{fine_amount:.2f}", "feeding_per_day": f"{feeding_amount:.2f}",

@@ -4,7 +4,7 @@ Each row is one SpiffWorkflow user task that was READY at some point: its case, 
 (= role), title, the service-level due date and the legal deadline it serves (RULE130.md,
 "Service levels for officers' tasks"), who holds it (claim) and who the sarpanch assigned it to.
 
-The rows are kept in step with the engine by :func:`sync_case`, which
+The rows are kept in step with the engine by :func:`webapp.services.task_table.sync_case`, which
 :mod:`webapp.services.uow` calls on every flush that changes a case's engine state or case file,
 in the same transaction: a task completed, a timer fired, a message delivered, a case started or
 an instance moved all go through it, and no service has to remember to. Tasks that left the
@@ -18,30 +18,36 @@ indexes, so its cost does not grow with the number of cases in other Panchayats.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from typing import Any, Iterable
+from datetime import date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
-from SpiffWorkflow.util.task import TaskState
 
-from .. import clock, legal_time
-from ..casefile import CaseFile, name_key
-from ..engine import runtime
-from ..errors import Conflict, NotFound, NotPermitted, Refused
+from .. import clock
+from ..casefile import name_key
+
+# the table's states and its sync, and the due days, re-exported: callers read them here
+from ..deadlines import service_level as service_level
+from ..errors import CONFLICT_MESSAGE, Conflict, NotFound, NotPermitted, Refused
 from ..i18n import M_, N_, message_list
 from ..store import db
 from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
-from .uow import CONFLICT_MESSAGE
-
-READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
+from .scope import get_case
+from .task_table import CANCELLED as CANCELLED
+from .task_table import COMPLETED as COMPLETED
+from .task_table import ESCALATION_OPERATION as ESCALATION_OPERATION
+from .task_table import READY as READY
+from .task_table import engine_ready_tasks as engine_ready_tasks
+from .task_table import sync_case as sync_case
+from .task_table import table_ready_tasks as table_ready_tasks
 
 # Statements run by every unit of work, built once: SQLAlchemy then reuses their compiled form
 # without building the expression and its cache key again (values are bound per call).
-_READY_ROWS = select(CaseTask).where(CaseTask.case_id == bindparam("case_id"), CaseTask.state == READY)
 _rows = CaseTask.__table__.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
 _HOLD = (update(CaseTask.__table__)
          .where(_rows.case_id == bindparam("p_case_id"), _rows.task_id == bindparam("p_task_id"), _rows.state == READY,
@@ -49,7 +55,6 @@ _HOLD = (update(CaseTask.__table__)
          .values(claimed_by=_rows.claimed_by))
 STATUSES = (N_("ready"), N_("overdue"), N_("escalated"), N_("mine"), N_("unclaimed"), N_("completed"),
             N_("cancelled"))  # marked for the catalogue: a refusal lists them, translated
-ESCALATION_OPERATION = "notify.task_escalated"  # the diagram's escalation path (handlers.notify)
 DEFAULT_TZ = "Asia/Kolkata"
 PAGE_SIZE = 100
 
@@ -68,144 +73,6 @@ TODO = {  # N_: translated where shown (todo_text makes a Message)
     "ut_return_by_objector": N_("Take the cattle back from %(subject)s, or record that they were not returned"),
     "ut_pay_feeding_charges": N_("Pay the pound keeper the feeding charges you think fit (at most the feeding expenses)"),
 }
-
-
-# -- what a task is due by ---------------------------------------------------------------------------
-
-def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | None, date | None]:
-    """(due date, the legal deadline it serves, that deadline's last day) for a user task.
-
-    Args:
-        cf: the case file. element_id: the user task's BPMN id (``ut_decide_objection``...).
-    Returns:
-        local calendar dates of the case's Panchayat, or None while not known. Due dates are
-        RULE130.md's default service levels; the deadlines are the rule's (Rule 130(a), (b), (e)
-        proviso, (b)(i)).
-    """
-    from .cases import deadlines  # cases imports this module's sync through uow
-
-    dl = deadlines(cf)
-    plus = lambda d, n: d + timedelta(days=n) if d else None  # noqa: E731
-    report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
-    final = cf.final_on
-    # the day the cattle can be delivered: final, or (if later) back from another objector, back
-    # from the buyer, or the receiving officer's remittance in (reading)
-    deliver_from = final
-    held = cf.held_by_another_objector()
-    if final and held is not None:
-        deliver_from = held.returned_on or plus(final, cf.return_period_days + 1)
-    if final and cf.sale is not None and cf.sale.returned_on is not None:
-        deliver_from = max(deliver_from, cf.sale.returned_on)
-    if final and cf.dispatch is not None and cf.dispatch.remitted_on is not None:
-        deliver_from = max(deliver_from, cf.dispatch.remitted_on)
-    levels: dict[str, tuple[date | None, str | None, date | None]] = {
-        "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),
-        "ut_publish_notice": (plus(report_day, 1), None, None),
-        "ut_record_bid": (cf.auction.last_day if cf.auction else None, "auction", cf.auction.last_day if cf.auction else None),
-        "ut_decide_objection": (dl["objection_last_day"], "objection period", dl["objection_last_day"]),
-        "ut_order_stand": (plus(dl["objection_last_day"], 3), None, None),
-        "ut_decide_unsold": (plus(cf.auction.closed_on if cf.auction else None, 2), None, None),
-        "ut_record_remittance": (plus(cf.dispatch.day if cf.dispatch else None, 15), None, None),
-        # 30 days from the filing or, for an appeal that waited for the Panchayat's decision (an
-        # objection still to be decided), from that decision: the task opens only then
-        "ut_decide_appeal": (plus(_latest(cf.appeals[-1].filed_on, cf.decision_on) if cf.appeals else None, 30),
-                             "appeal period", dl["appeal_last_day"]),
-        "ut_return_by_buyer": (plus(final, 7), "transfer lock", dl["transfer_lock_until"]),
-        "ut_deliver_to_objector": (plus(deliver_from, 7), None, None),
-        "ut_return_by_objector": (plus(final, cf.return_period_days), "return period", plus(final, cf.return_period_days)),
-        "ut_pay_feeding_charges": (plus(cf.delivered_on, 7), None, None),
-    }
-    return levels.get(element_id, (None, None, None))
-
-
-def _subject(cf: CaseFile, task: Any) -> str | None:
-    """The person the task concerns: the objector of a claim, the appellant, the buyer."""
-    element = task.task_spec.bpmn_id
-    if element == "ut_decide_objection":
-        return (task.data.get("objection") or {}).get("objector")
-    if element == "ut_decide_appeal":
-        pending = cf.pending_appeal()
-        return pending.appellant if pending else None
-    if element == "ut_return_by_buyer":
-        return cf.sale.buyer if cf.sale else None
-    if element == "ut_return_by_objector":  # the objector who holds the cattle on security
-        return cf.interim.objector if cf.interim is not None else None
-    if element == "ut_deliver_to_objector":  # the owner: the proved objector, or an appellant made owner
-        if cf.winning_objector:
-            return cf.winning_objector
-        proved = next((o for o in cf.objections if o.decision == "proved"), None)
-        if proved is not None:
-            return proved.objector
-        return cf.interim.objector if cf.interim is not None else None
-    return None
-
-
-def _latest(*days: date | None) -> date | None:
-    known = [d for d in days if d is not None]
-    return max(known) if known else None
-
-
-def _earliest(*days: date | None) -> date | None:
-    known = [d for d in days if d is not None]
-    return min(known) if known else None
-
-
-# -- keeping the table in step with the engine -----------------------------------------------------
-
-def sync_case(session: Session, case: Case, workflow: Any, cf: CaseFile, actor_id: int | None) -> None:
-    """Make the case's ``ready`` rows equal the engine's READY user tasks (same transaction).
-
-    New READY tasks get a row (``ready_since`` = the clock's now); rows whose task is no longer
-    READY become ``completed`` (by ``actor_id``) or ``cancelled``; the due dates and subjects of
-    the others are refreshed (a later decision moves the appeal deadline). Called by
-    :mod:`webapp.services.uow` before each flush; services need not call it.
-    """
-    now = clock.now()
-    engine_ready = {str(t.id): t for t in runtime.ready_user_tasks(workflow)}
-    with session.no_autoflush:
-        rows = list(session.scalars(_READY_ROWS, {"case_id": case.id}))
-    for row in rows:
-        task = engine_ready.pop(row.task_id, None)
-        if task is None:
-            engine_task = runtime.find_task(workflow, row.task_id)
-            done = engine_task is not None and engine_task.state == TaskState.COMPLETED
-            row.state = COMPLETED if done else CANCELLED
-            row.ended_at = now
-            row.completed_by = actor_id if done else None
-            continue
-        _fill(row, case, cf, task)
-    for task_id, task in engine_ready.items():
-        row = CaseTask(case_id=case.id, task_id=task_id, state=READY, ready_since=now)
-        _fill(row, case, cf, task)
-        session.add(row)
-
-
-def _fill(row: CaseTask, case: Case, cf: CaseFile, task: Any) -> None:
-    spec = task.task_spec
-    due, label, deadline = service_level(cf, spec.bpmn_id)
-    values = {"case_number": case.case_number, "panchayat_id": case.panchayat_id,
-              "process_version_id": case.process_version_id,
-              "receiver_id": cf.dispatch.receiver_user_id if cf.dispatch else None,
-              "element_id": spec.bpmn_id, "title": (spec.bpmn_name or spec.bpmn_id)[:200], "lane": spec.lane or "",
-              "subject": (_subject(cf, task) or None), "due_on": due, "deadline_label": label,
-              "deadline_on": deadline, "act_by": _earliest(due, deadline)}
-    for key, value in values.items():
-        if getattr(row, key) != value:
-            setattr(row, key, value)
-    if row.escalated_at is None and ESCALATION_OPERATION in runtime.boundary_paths_run(task):
-        row.escalated_at = clock.now()  # the escalation timer fired in this unit of work
-
-
-def engine_ready_tasks(workflow: Any) -> set[tuple[str, str, str]]:
-    """(task id, element id, lane) of every READY user task: what the table's ready rows must equal."""
-    return {(str(t.id), t.task_spec.bpmn_id, t.task_spec.lane or "") for t in runtime.ready_user_tasks(workflow)}
-
-
-def table_ready_tasks(session: Session, case_id: int) -> set[tuple[str, str, str]]:
-    """(task id, element id, lane) of the case's ``ready`` rows."""
-    rows = session.execute(select(CaseTask.task_id, CaseTask.element_id, CaseTask.lane)
-                           .where(CaseTask.case_id == case_id, CaseTask.state == READY))
-    return {tuple(r) for r in rows}
 
 
 # -- reading: my tasks ----------------------------------------------------------------------------------
@@ -421,7 +288,6 @@ def _case_tz(session: Session, row: CaseTask) -> str:
 
 
 def _visible_row(session: Session, user: User, case_id: int | str, task_id: str) -> tuple[Case, CaseTask]:
-    from .cases import get_case
 
     case = get_case(session, user, case_id)
     db.lock_case(session, case.id)  # the order every writer of a case follows (no deadlock)
@@ -459,7 +325,7 @@ def claim(session: Session, user: User, case_id: int | str, task_id: str) -> Cas
         NotFound: no such case or task in your scope. NotPermitted: another role's task.
         Conflict: held by another officer (named), or no longer open.
     """
-    case, row = _visible_row(session, user, case_id, task_id)
+    _case, row = _visible_row(session, user, case_id, task_id)
     users.check_lane(user, row.lane)
     now = clock.now()
     hit = session.execute(
@@ -482,7 +348,7 @@ def release(session: Session, user: User, case_id: int | str, task_id: str) -> C
         NotFound: no such case or task in your scope. Conflict: held by another officer (named).
         Refused: you do not hold it.
     """
-    case, row = _visible_row(session, user, case_id, task_id)
+    _case, row = _visible_row(session, user, case_id, task_id)
     if row.claimed_by is None:
         raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)))
     hit = session.execute(

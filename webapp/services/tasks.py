@@ -8,13 +8,12 @@ engine. A task claimed by another officer cannot be completed (409 naming the ho
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy.orm import Session
 from SpiffWorkflow.util.task import TaskState
+from sqlalchemy.orm import Session
 
 from .. import clock, legal_time
 from ..casefile import CaseFile

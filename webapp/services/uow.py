@@ -6,31 +6,33 @@ A lost optimistic-lock race becomes :class:`Conflict` with a message the officer
 
 The task table follows the engine here too: before every flush, each case whose engine state or
 case file changed has its ``case_task`` rows re-synced with its READY user tasks
-(:func:`webapp.services.tasklist.sync_case`), in the same transaction, whatever service changed it.
+(:func:`webapp.services.task_table.sync_case`), in the same transaction, whatever service changed it.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event, inspect
-from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .. import casefile, clock
+from ..engine import runtime
+from ..errors import CONFLICT_MESSAGE as CONFLICT_MESSAGE
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
-from ..i18n import M_, message_json
+from ..i18n import message_json
 from ..store import db
 from ..store.models import Case, CaseEvent, ProcessVersion, User
+from . import follows, holds, repository, task_table
 
 T = TypeVar("T")
 RACE_SQLSTATES = ("40P01", "40001")  # PostgreSQL: deadlock_detected, serialization_failure
 
-CONFLICT_MESSAGE = M_("someone else changed this case at the same moment; nothing of yours was saved. "
-                    "Reload the case and try again.")
 
 
 def perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], *args: Any,
@@ -91,8 +93,6 @@ def preview(sessions: sessionmaker[Session], action: str, fn: Callable[..., Any]
 
 
 def _told(fn: Callable[..., T], case_id: int | None) -> Callable[..., tuple[T, list[Any]]]:
-    from . import follows
-
     def run(session: Session, *args: Any, **kwargs: Any) -> tuple[T, list[Any]]:
         before = follows.snapshot(session, case_id if isinstance(case_id, int) else None)
         result = fn(session, *args, **kwargs)
@@ -135,8 +135,7 @@ def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T],
                 # same moment: the second one's ledger no longer adds up): a lost race, not an incident
                 error = Conflict(CONFLICT_MESSAGE)
             else:
-                from . import incidents
-                held = incidents.open_incident(sessions, failed, action, user)
+                held = holds.open_incident(sessions, failed, action, user)
                 raise held from None
         except Rule130Error as refused:
             session.rollback()
@@ -205,8 +204,6 @@ def _sync_task_table(session: Session, _context: Any, _instances: Any) -> None:
                (obj in session.new or _changed(obj))]
     if not changed:
         return
-    from . import tasklist  # tasklist reads case deadlines from cases, which imports this module
-
     runs = session.info.get(_RUNS, {})
     for case in changed:
         noted = runs.pop(id(case), None)
@@ -214,13 +211,11 @@ def _sync_task_table(session: Session, _context: Any, _instances: Any) -> None:
             _, workflow, cf, _, actor_id = noted
         else:
             workflow, cf, actor_id = _load(session, case), casefile.load(case.file_json), None
-        tasklist.sync_case(session, case, workflow, cf, actor_id)
+        task_table.sync_case(session, case, workflow, cf, actor_id)
 
 
 def _load(session: Session, case: Case) -> Any:
     """The case's engine instance from its stored state (no handler may run: the state is only read)."""
-    from ..engine import runtime
-    from . import repository
 
     def no_handler(*_args: Any) -> Any:
         raise RuntimeError("the stored state is only read here")

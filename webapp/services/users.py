@@ -11,11 +11,12 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .. import clock, textguard
+from ..casefile import name_key
 from ..errors import NotFound, NotPermitted, Refused
-from ..i18n import M_
+from ..i18n import LANGUAGES, M_
 from ..store import session_keys
-from . import passwords
 from ..store.models import ApiToken, Case, Panchayat, User
+from . import passwords
 
 _DUMMY_HASH = generate_password_hash("not a real password")
 ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
@@ -403,7 +404,6 @@ def by_display_name(session: Session, name: str, role: str, *, include_simulated
         Refused: two or more such officers share the display name (the message lists their user
             names: the form takes a user name too).
     """
-    from ..casefile import name_key
 
     query = select(User).where(User.role == role, User.active.is_(True))
     if not include_simulated:
@@ -436,7 +436,6 @@ def set_language(session: Session, user_id: int, language: str) -> None:
         Refused: for any other language code.
         NotFound: for an unknown user id.
     """
-    from ..i18n import LANGUAGES
     if language not in LANGUAGES:
         raise Refused(M_("unknown language %(code)s; choose en or hi", code=repr(language)))
     user = session.get(User, user_id)

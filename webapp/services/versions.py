@@ -19,12 +19,11 @@ from typing import Any
 
 from lxml import etree
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .. import clock
 from ..engine.parser import FORM_PROPERTY, NS, read_xml
-from ..errors import Conflict, NotFound, NotPermitted, Refused
+from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Case, ProcessAudit, ProcessVersion, ProcessVersionFile, User
 
@@ -226,7 +225,7 @@ def download(session: Session, process_id: str, number: int) -> tuple[str, bytes
     """
     version = get_version(session, process_id, number)
     stamp = version.deployed_at.utctimetuple()[:6]
-    stamp = (max(stamp[0], 1980),) + stamp[1:]
+    stamp = (max(stamp[0], 1980), *stamp[1:])
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, content in version_files(session, version).items():
@@ -437,43 +436,3 @@ def compare(session: Session, process_id: str, a: int, b: int) -> VersionDiff:
                        sorted(set(fb) - set(fa)), sorted(set(fa) - set(fb)),
                        [_form_change(n, fa[n], fb[n]) for n in sorted(set(fa) & set(fb)) if fa[n] != fb[n]],
                        layout_a != layout_b)
-
-
-# -- deploying an old version again ----------------------------------------------------------------------
-
-def redeploy(session: Session, actor: User | str, process_id: str, number: int, note: str = "") -> ProcessVersion:
-    """Deploy version ``number``'s files again as a new version (the next number), with the note
-    ``"redeploy of v<number>"`` (and ``note`` after it). The files are checked again by today's
-    validation pipeline; cases keep their versions (move them with :mod:`.migration`).
-
-    Returns:
-        the new version.
-    Raises:
-        NotPermitted: a user who is not an administrator. NotFound: no such version.
-        InvalidDiagram: the old files no longer pass validation (e.g. a handler was withdrawn), or
-            the note is too long or holds a control character (:func:`repository.check_note`).
-        Conflict: another version got the next number first (the caller rolls back).
-    """
-    from . import repository
-
-    name = actor_name(actor)
-    note = repository.check_note(note)
-    old = get_version(session, process_id, number)
-    files = version_files(session, old)
-    forms = json.loads(old.forms_json)
-    parsed = repository.check(old.bpmn_xml.encode("utf-8"), forms, process_id)
-    newest = session.scalar(select(func.max(ProcessVersion.version)).where(ProcessVersion.process_id == process_id))
-    full_note = f"redeploy of v{number}" + (f": {note}" if note else "")
-    version = ProcessVersion(process_id=process_id, version=newest + 1, content_hash=parsed.content_hash,
-                             bpmn_xml=old.bpmn_xml, forms_json=old.forms_json, spec_json=old.spec_json,
-                             deployed_by=name, deployed_at=clock.now(), note=full_note, redeploy_of=number)
-    session.add(version)
-    try:
-        session.flush()
-    except IntegrityError:  # (process, number) is unique: someone deployed the same number first
-        raise Conflict(M_("another version of %(process_id)s was deployed at the same moment; nothing was deployed. Reload the versions and try again.", process_id=process_id)) from None
-    _store_files(session, version, files)
-    audit(session, process_id, "redeploy", name, version_from=number, version_to=version.version, note=full_note,
-          detail={"content_hash": version.content_hash, "files": sorted(files)})
-    session.flush()
-    return version

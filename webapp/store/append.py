@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import inspect, insert
+from sqlalchemy import insert, inspect
 from sqlalchemy.orm import Session
 
 from .models import AuditEntry, CaseEvent, Delivery, Notification, TimerFiring

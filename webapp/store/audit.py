@@ -22,12 +22,12 @@ writer does it. The unique ``seq`` refuses a fork should anything slip through.
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timezone
-from typing import Any, Iterator
+from datetime import UTC
+from typing import Any
 
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy.orm import Session
@@ -50,7 +50,7 @@ def canonical_json(value: Any) -> str:
 def entry_hash(seq: int, at: Any, kind: str, actor: str | None, case_id: int | None, detail_json: str,
                prev_hash: str) -> str:
     """SHA-256 (hex) of the entry's canonical JSON followed by the previous entry's hash."""
-    payload = canonical_json({"seq": seq, "at": at.astimezone(timezone.utc).isoformat(timespec="microseconds"),
+    payload = canonical_json({"seq": seq, "at": at.astimezone(UTC).isoformat(timespec="microseconds"),
                               "kind": kind, "actor": actor, "case_id": case_id, "detail_json": detail_json})
     return hashlib.sha256((payload + prev_hash).encode("utf-8")).hexdigest()
 

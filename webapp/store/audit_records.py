@@ -32,10 +32,11 @@ import contextlib
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import groupby
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
@@ -47,7 +48,7 @@ FORMAT = 2  # the detail format written for new rows ("v"); entries without "v" 
 
 def instant(value: datetime | None) -> str | None:
     """An instant as the trail records it: UTC, ISO 8601 to the microsecond."""
-    return value.astimezone(timezone.utc).isoformat(timespec="microseconds") if value is not None else None
+    return value.astimezone(UTC).isoformat(timespec="microseconds") if value is not None else None
 
 
 def ledger_detail(row: LedgerEntry, version: int = FORMAT) -> dict[str, Any]:
@@ -170,7 +171,7 @@ def _pair(table: str, columns: dict[str, str], case_id: int, rows: list[Any], en
             left.append((entry, content))
     report.checked += len(rows)
     unpaired = [row for position, row in enumerate(rows) if position not in paired]
-    for row, (entry, content) in zip(unpaired, left):
+    for row, (entry, content) in zip(unpaired, left, strict=False):
         said = says(row, content.get("v", 1))
         name = _first_difference(said, content) or "?"
         report.add(Finding(table, row.id, columns.get(name, name), entry.seq,

@@ -48,10 +48,12 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     every flush appends its state changes to the audit trail (``audit``); ledger entries and tariff
     rates are never changed or deleted (``immutable``); a user whose password, role, scope or active
     flag changes gets a new session key, which ends their signed-in sessions (``session_keys``)."""
-    from . import audit  # noqa: F401  (installs the audit trail's before_flush hook)
-    from . import immutable  # noqa: F401  (installs the guard of rows that are only added)
-    from . import session_keys  # noqa: F401  (a new password, role or scope ends the user's sessions)
-    from . import wakeup
+    from . import (
+        audit,  # noqa: F401  (installs the audit trail's before_flush hook)
+        immutable,  # noqa: F401  (installs the guard of rows that are only added)
+        session_keys,  # noqa: F401  (a new password, role or scope ends the user's sessions)
+        wakeup,
+    )
     return wakeup.watch(sessionmaker(engine, expire_on_commit=False))
 
 

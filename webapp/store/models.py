@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     Date,
@@ -33,13 +34,13 @@ class UTCDateTime(TypeDecorator):
             return None
         if value.tzinfo is None:
             raise ValueError(f"refusing to store a naive datetime: {value!r}")
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
@@ -146,7 +147,7 @@ class ProcessDraft(Base):
     saved_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revision: Mapped[int] = mapped_column(Integer, default=1)
 
-    __mapper_args__ = {"version_id_col": revision}
+    __mapper_args__: ClassVar[dict[str, Any]] = {"version_id_col": revision}
 
 
 class Case(Base):
@@ -178,7 +179,7 @@ class Case(Base):
     submission_key: Mapped[str | None] = mapped_column(String(80))
     submission_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of what that call sent
 
-    __mapper_args__ = {"version_id_col": lock_version}
+    __mapper_args__: ClassVar[dict[str, Any]] = {"version_id_col": lock_version}
 
 
 class CaseEvent(Base):

@@ -8,8 +8,18 @@ from flask import Flask
 def register(app: Flask) -> None:
     from . import hardening
     hardening.install_converters(app)  # before any rule is added: the path parts they refuse
-    from . import admin_versions, api, auth, diagrams, errors, notify, officer, ops, public
-    from . import modeler  # adds POST /api/v1/process-versions to the API blueprint before it is registered
+    from . import (
+        admin_versions,
+        api,
+        auth,
+        diagrams,
+        errors,
+        modeler,  # adds POST /api/v1/process-versions to the API blueprint before it is registered
+        notify,
+        officer,
+        ops,
+        public,
+    )
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)
     app.register_blueprint(public.bp)

@@ -15,13 +15,13 @@ from flask import Blueprint, current_app, g, redirect, render_template, request,
 from flask import session as flask_session
 from flask_login import current_user, login_required, login_user
 
-from ..app import db_session
 from ..errors import Refused
 from ..i18n import M_, flash_message
 from ..services import passwords
 from ..store import audit
 from . import officer_sessions
 from .auth import LoginUser
+from .context import db_session
 
 bp = Blueprint("account", __name__, url_prefix="/account")
 

@@ -10,8 +10,9 @@ timer of the same request that the passing time would otherwise have made due.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .. import clock
 

@@ -10,13 +10,12 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..app import csrf, db_session, sessions
 from ..errors import NotPermitted, Refused, Rule130Error
-
 from ..i18n import M_, flash_message
-from ..services import migration, uow, versions
+from ..services import migration, repository, uow, versions
 from ..store.models import User
 from . import api
+from .context import csrf, db_session, sessions
 
 bp = Blueprint("admin_versions", __name__, url_prefix="/admin/processes")
 api_bp = Blueprint("api_versions", __name__, url_prefix="/api/v1/processes")
@@ -97,7 +96,7 @@ def diff(process_id: str) -> Any:
 def redeploy(process_id: str, number: int) -> Any:
     """Deploy version ``number`` again as a new version (form field ``note``, optional)."""
     def act(session: Any) -> Any:
-        return versions.redeploy(session, _me(), process_id, number, _note(request.form.get("note")))
+        return repository.redeploy(session, _me(), process_id, number, _note(request.form.get("note")))
 
     version = uow.perform(sessions(), "redeploy", act)
     flash_message(M_("Version %(number)s deployed again as version %(new)s. Running cases stay on their versions; "
@@ -195,7 +194,7 @@ def api_redeploy(process_id: str, number: int) -> Any:
         return api.error_response(400, "bad_request", "the request body must be a JSON object, e.g. {\"note\": \"...\"}")
 
     def act(session: Any) -> dict[str, Any]:
-        version = versions.redeploy(session, g.api_user, process_id, number, _note(body.get("note")))
+        version = repository.redeploy(session, g.api_user, process_id, number, _note(body.get("note")))
         return {"version": version.version, "note": version.note, "redeploy_of": version.redeploy_of,
                 "content_hash": version.content_hash}
 

@@ -17,22 +17,25 @@ import dataclasses
 import json
 import logging
 import re
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, abort, g, jsonify, make_response, request
 from sqlalchemy import select
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound as HTTPNotFound
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from .. import casefile
-from ..app import csrf, db_session, sessions
 from ..engine import runtime
 from ..engine.parser import Problem, problems_of
-from ..errors import AlreadySubmitted, InvalidDiagram, NotFound as RuleNotFound, NotPermitted, Refused, Rule130Error
+from ..errors import AlreadySubmitted, InvalidDiagram, NotPermitted, Refused, Rule130Error
+from ..errors import NotFound as RuleNotFound
 from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
 from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
+from .context import csrf, db_session, sessions
 
 log = logging.getLogger("rule130.api")
 

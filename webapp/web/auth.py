@@ -10,31 +10,16 @@ from flask import session as flask_session
 from flask_babel import gettext as _
 from flask_login import current_user, login_user, logout_user
 
-from ..app import db_session
 from ..i18n import M_, flash_message
 from ..services import notifications, users
 from ..store import audit
 from . import officer_sessions, signin_limits
+from .context import db_session
 from .hardening import local_target
+from .officer_sessions import LoginUser as LoginUser
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("rule130.web")
-
-
-class LoginUser:
-    """Flask-Login's view of a user; its id is the session token ``"<user id>:<session key>"``
-    (Flask-Login's alternative tokens), which :func:`webapp.web.officer_sessions.load_user` checks
-    on every request."""
-
-    def __init__(self, user):
-        self.user = user
-        self.id = user.id
-        self.is_authenticated = True
-        self.is_active = user.active
-        self.is_anonymous = False
-
-    def get_id(self):
-        return f"{self.id}:{self.user.session_key}"
 
 
 def signed_in_user():

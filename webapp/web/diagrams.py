@@ -3,21 +3,19 @@ the current process version, and one case's diagram with its current step and it
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, abort, render_template, request, send_from_directory
 from flask_login import login_required
 from sqlalchemy import select
 
-from ..app import db_session
 from ..i18n import LANGUAGES
 from ..services import cases, overview, repository
 from ..store.models import ProcessVersion
+from .context import BPMN_JS_DIST, db_session
 from .officer import me
 
 bp = Blueprint("diagrams", __name__)
-BPMN_JS_DIST = Path(__file__).resolve().parents[2] / "node_modules" / "bpmn-js" / "dist"
 
 
 @bp.get("/vendor/bpmn-js/<path:filename>")

@@ -12,9 +12,9 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template
 from flask_login import current_user
 
-from ..app import db_session
 from ..services import cases, documents
 from ..store.models import Panchayat
+from .context import db_session
 
 bp = Blueprint("documents", __name__)
 

@@ -40,8 +40,8 @@ from werkzeug.routing import IntegerConverter, PathConverter, UnicodeConverter
 
 from .. import textguard
 from ..errors import Refused
-from ..services.repository import ROOT
 from ..i18n import M_, N_, Message
+from ..services.repository import ROOT
 from . import signin_limits
 
 CONTENT_SECURITY_POLICY = {

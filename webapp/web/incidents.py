@@ -12,12 +12,11 @@ from typing import Any
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..app import db_session, sessions
 from ..errors import CaseHeld, NotPermitted, Refused
-
 from ..i18n import M_, flash_message
 from ..services import incidents
 from ..store.models import Case, Incident
+from .context import db_session, sessions
 
 bp = Blueprint("incidents", __name__, url_prefix="/admin/incidents")
 

@@ -13,9 +13,9 @@ from flask import Blueprint, redirect, request, url_for
 
 from .. import i18n
 from ..i18n import M_, flash_message
-from ..app import sessions
 from ..services import users
 from .auth import _safe_next, signed_in_user
+from .context import sessions
 
 bp = Blueprint("language", __name__)
 

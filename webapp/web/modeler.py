@@ -20,13 +20,13 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 from flask_login import current_user
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from ..app import sessions
 from ..errors import InvalidDiagram, NotFound, Rule130Error
 from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, translate
 from ..services import drafts, repository
 from . import errors
 from .api import bp as api_bp
 from .api import error_response, invalid_diagram_details, problem_json
+from .context import sessions
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
 BUNDLE = Path(__file__).resolve().parents[1] / "static" / "modeler" / "modeler.js"

@@ -30,10 +30,10 @@ from flask_login import current_user
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 
 from .. import clock, logs
-from ..app import db_session, sessions
 from ..errors import NotPermitted
 from ..i18n import M_, N_, format_instant_ms, translate
 from ..services import monitoring
+from .context import db_session, sessions
 
 bp = Blueprint("monitor", __name__)
 

@@ -7,10 +7,10 @@ from typing import Any
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..app import db_session, sessions
 from ..errors import Conflict, NotPermitted, Refused
 from ..i18n import M_, flash_message
 from ..services import channels, deliveries, notifications, preferences, uow
+from .context import db_session, sessions
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
 

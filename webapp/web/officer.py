@@ -21,14 +21,26 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
-from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
-from ..app import db_session, sessions
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
-from ..services import (amounts, cases, corrections, documents, ledger, notifications, overview, rules, search,
-                        tasklist, tasks, uow)
+from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
+from ..services import (
+    amounts,
+    cases,
+    corrections,
+    documents,
+    ledger,
+    notifications,
+    overview,
+    rules,
+    search,
+    tasklist,
+    tasks,
+    uow,
+)
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
+from .context import BPMN_JS_DIST, db_session, sessions
 from .hardening import LARGEST_ID, local_target
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
@@ -393,7 +405,6 @@ def new_case() -> Any:
 def _case_page(case_id: int, *, status: int = 200, action: str | None = None, error: str | None = None,
                values: dict[str, str] | None = None) -> Any:
     """The case page; ``action``/``error`` put a refusal beside the action form that caused it."""
-    from .diagrams import BPMN_JS_DIST  # (diagrams imports this module)
 
     session, user = db_session(), me()
     case = cases.get_case(session, user, case_id)

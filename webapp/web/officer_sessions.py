@@ -3,7 +3,7 @@
 A browser session of a signed-in officer holds three things (in Flask's signed session cookie):
 
 - the user's id and their **session key** (``app_user.session_key``), as Flask-Login's
-  "alternative token" ``"<id>:<key>"`` (:meth:`webapp.web.auth.LoginUser.get_id`). The key is
+  "alternative token" ``"<id>:<key>"`` (:meth:`LoginUser.get_id`). The key is
   compared with the user's row on every request (:func:`load_user`), so a new key ends every
   session of the user at once, in every server process: signing out gives one
   (:func:`sign_out`), and so do a new password, deactivation and a change of role, Panchayat or
@@ -44,6 +44,23 @@ SIGNED_IN_AT = "rule130_signed_in_at"  # the session's keys (seconds since the e
 SEEN_AT = "rule130_seen_at"
 SEEN_REFRESH_SECONDS = 60  # "last used" is rewritten at most once a minute (a new cookie each time)
 FLASK_LOGIN_KEYS = ("_user_id", "_fresh", "_id", "_remember", "_remember_seconds")
+
+
+class LoginUser:
+    """Flask-Login's view of a user; its id is the session token ``"<user id>:<session key>"``
+    (Flask-Login's alternative tokens), which :func:`load_user` checks
+    on every request."""
+
+    def __init__(self, user):
+        self.user = user
+        self.id = user.id
+        self.is_authenticated = True
+        self.is_active = user.active
+        self.is_anonymous = False
+
+    def get_id(self):
+        return f"{self.id}:{self.user.session_key}"
+
 
 
 def _minutes(name: str, default: int) -> int:
@@ -112,7 +129,7 @@ def _expiry_message(now: float) -> Any | None:
 
 
 def load_user(token: str) -> Any:
-    """Flask-Login's user loader: the signed-in officer (a :class:`webapp.web.auth.LoginUser`) of
+    """Flask-Login's user loader: the signed-in officer (a :class:`LoginUser`) of
     the session token ``"<user id>:<session key>"``, or None (not signed in).
 
     None, and the session forgets the user, when the token is malformed, the user is unknown,
@@ -120,8 +137,7 @@ def load_user(token: str) -> Any:
     (signed out, a new password, a new role or scope), or the session is past its lifetime or its
     idle timeout (the next page says so). A session in use has its "last used" time renewed (at
     most once a minute)."""
-    from ..app import db_session
-    from .auth import LoginUser
+    from .context import db_session
 
     user_id, _, key = str(token).partition(":")
     user = db_session().get(User, int(user_id)) if user_id.isdigit() and key else None

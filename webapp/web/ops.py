@@ -9,8 +9,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from .. import clock
-from ..app import db_session
 from ..services import timers
+from .context import db_session
 
 bp = Blueprint("ops", __name__)
 LAG_LIMIT_SECONDS = 60.0

@@ -15,10 +15,10 @@ from flask_babel import gettext
 from sqlalchemy.orm import Session
 
 from .. import clock, legal_time
-from ..app import db_session
 from ..casefile import CaseFile
 from ..services import notices, users
 from ..store.models import Case, Panchayat
+from .context import db_session
 
 bp = Blueprint("public", __name__)
 

@@ -17,11 +17,11 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from ..app import db_session
 from ..errors import NotFound, Refused
 from ..i18n import localize
 from ..services import registers
 from ..store.models import Panchayat, User
+from .context import db_session
 
 bp = Blueprint("registers", __name__, url_prefix="/registers")
 

@@ -12,11 +12,11 @@ from typing import Any
 from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask_login import current_user
 
-from ..app import db_session, sessions
 from ..errors import NotPermitted
 from ..i18n import M_, flash_message
 from ..services import uow, users
 from ..store.models import User
+from .context import db_session, sessions
 
 bp = Blueprint("security", __name__, url_prefix="/admin")
 

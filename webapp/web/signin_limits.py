@@ -100,7 +100,7 @@ def remember_device(response: Any, username: str) -> Any:
     kept ``LOGIN_DEVICE_DAYS`` days. Returns ``response``."""
     device = _device() or {"n": secrets.token_urlsafe(16), "u": []}
     name = username.strip().lower()
-    names = [known for known in device["u"] if known != name][-(DEVICE_NAMES - 1):] + [name]
+    names = [*[known for known in device["u"] if known != name][-(DEVICE_NAMES - 1):], name]
     value = _serializer().dumps({"n": device["n"], "u": names})
     response.set_cookie(DEVICE_COOKIE, value, max_age=current_app.config["LOGIN_DEVICE_DAYS"] * 86400,
                         path="/login", secure=bool(current_app.config["SESSION_COOKIE_SECURE"]), httponly=True,
@@ -118,9 +118,9 @@ def _failed(response: Any) -> bool:
 def install(app: Flask, limiter: Limiter) -> None:
     """Put the three limits on POST /login (the view ``auth.login``), and ``LOGIN_RATE_LIMIT`` per
     signed-in session on the password page's POST (a wrong present password is a guess too)."""
-    name_message = lambda: translate(N_(  # noqa: E731  (called per refusal, in its language)
+    name_message = lambda: translate(N_(
         "Too many failed sign-ins for this user name. Wait a few minutes and try again."))
-    address_message = lambda: translate(N_(  # noqa: E731
+    address_message = lambda: translate(N_(
         "Too many sign-in attempts from your address. Wait a minute and try again."))
     view = app.view_functions["auth.login"]
     view = limiter.limit(app.config["LOGIN_RATE_LIMIT"], key_func=_pair_key, methods=["POST"],

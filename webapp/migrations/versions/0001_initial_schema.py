@@ -4,10 +4,10 @@ Revision ID: 0001
 Revises: 
 Create Date: 2026-11-30 05:05:49.053496
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0001'
 down_revision = None

@@ -8,10 +8,10 @@ Each token records the role, Panchayat and Samiti it was made for (its user's at
 token whose user has since changed role or scope no longer works, and a revoked one never again.
 Existing tokens take their user's current role and scope.
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0002'
 down_revision = '0001'

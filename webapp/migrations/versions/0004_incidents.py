@@ -4,10 +4,10 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-11-30 08:30:00
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0004'
 down_revision = '0003'

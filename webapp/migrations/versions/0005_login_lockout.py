@@ -4,10 +4,10 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-30 07:55:00
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0005'
 down_revision = '0004'

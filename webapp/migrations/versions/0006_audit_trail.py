@@ -4,10 +4,10 @@ Revision ID: 0006
 Revises: 0005
 Create Date: 2026-11-30 08:10:00
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0006'
 down_revision = '0005'

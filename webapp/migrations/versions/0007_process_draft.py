@@ -4,10 +4,10 @@ Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-30 07:50:00
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0007'
 down_revision = '0006'

@@ -4,10 +4,10 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-30 08:40:00
 """
-from alembic import op
 import sqlalchemy as sa
-import webapp.store.models
+from alembic import op
 
+import webapp.store.models
 
 revision = '0008'
 down_revision = '0007'

@@ -67,7 +67,7 @@ def _fill_from_running_cases() -> None:
     (the columns read here exist at this revision)."""
     from webapp import casefile, clock
     from webapp.engine import runtime
-    from webapp.services import repository, tasklist
+    from webapp.services import repository, task_table
     from webapp.store.models import CaseTask, ProcessVersion
 
     bind = op.get_bind()
@@ -89,7 +89,7 @@ def _fill_from_running_cases() -> None:
                                process_version_id=version_id)
         for task in runtime.ready_user_tasks(workflow):
             row = CaseTask(case_id=case_id, task_id=str(task.id), state="ready", ready_since=now)
-            tasklist._fill(row, case, cf, task)
+            task_table._fill(row, case, cf, task)
             rows.append({c.name: getattr(row, c.name) for c in CaseTask.__table__.columns if c.name != "id"})
     if rows:
         # only the columns of this revision (the model may have more, added by later migrations)

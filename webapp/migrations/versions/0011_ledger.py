@@ -10,7 +10,7 @@
 Revision ID: 0011_ledger
 Revises: 0012_documents
 """
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import sqlalchemy as sa
@@ -86,7 +86,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_tariff_rate_lookup", "tariff_rate", ["panchayat_id", "species", "effective_from"])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     op.bulk_insert(rates, [{"panchayat_id": None, "species": species, "fine": Decimal(fine),
                             "feeding_per_day": Decimal(feeding), "effective_from": SEED_FROM, "created_at": now,
                             "created_by": "migration 0011_ledger",

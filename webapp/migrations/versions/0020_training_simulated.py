@@ -17,7 +17,7 @@ Revision ID: 0020_training_simulated
 Revises: 0019_corrections
 """
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import op
@@ -30,7 +30,7 @@ down_revision = "0019_corrections"
 branch_labels = None
 depends_on = None
 
-OLD_SIMULATOR_PASSWORD = "simulator-pass"  # noqa: S105 - the leaked password being removed
+OLD_SIMULATOR_PASSWORD = "simulator-pass"
 UNUSABLE = "!simulator"  # webapp.services.users.UNUSABLE_PASSWORD, fixed here as of this revision
 
 _users = sa.table("app_user", sa.column("id", sa.Integer), sa.column("username", sa.String),
@@ -63,7 +63,7 @@ def _disarm_old_simulator_users() -> None:
         return
     head = connection.execute(sa.select(_audit.c.seq, _audit.c.hash).order_by(_audit.c.seq.desc()).limit(1)).first()
     seq, prev = (head.seq, head.hash) if head else (0, GENESIS)
-    at = datetime.now(timezone.utc)
+    at = datetime.now(UTC)
     for user_id, name in old:
         connection.execute(_users.update().where(_users.c.id == user_id)
                            .values(simulated=True, password_hash=UNUSABLE, session_key=secrets.token_urlsafe(32)))
