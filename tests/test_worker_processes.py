@@ -29,7 +29,9 @@ from webapp.store.models import Case, CaseEvent, CaseTask, Notification, TimerFi
 ROOT = Path(__file__).resolve().parents[1]
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")
 pytestmark = pytest.mark.skipif(not POSTGRES, reason="needs RULE130_TEST_POSTGRES (PostgreSQL)")
-NOW = "2026-01-09T00:00:01+05:30"
+# the workers' (frozen) clock: past the due instant by more than the settle time (timers.SETTLE_SECONDS),
+# for a worker fires a timer only once it has been due that long
+NOW = "2026-01-09T00:00:10+05:30"
 DUE = datetime.fromisoformat("2026-01-09T00:00:00+05:30")
 
 WORKER = textwrap.dedent('''
