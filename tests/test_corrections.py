@@ -226,7 +226,9 @@ def test_a_correction_dry_run_changes_nothing(drive):
         act_id = acts.latest(s, drive.case_id).id
     follows = uow.preview(drive.sessions, "correct_act", corrections.correct, user, drive.case_id, act_id,
                           "wrong case", case_id=drive.case_id, user=user)
-    assert follows  # what follows, in words
+    said = [f.as_json()["text"] for f in follows]
+    assert said[:3] == ["the act “Death recorded” is undone: the case is back as it was before it",
+                        "the case is open again", "RJ-9 is in the pound again in the records"]
     assert state(drive) == before
     with drive.sessions() as s:
         assert s.get(CaseAct, act_id).corrected_at is None
