@@ -253,7 +253,7 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
                                                   act=M_(act.name), day=day, reason=text))}))
     session.add(event)
     notice = documents.issue_correction_notice(
-        session, case, casefile.load(case.file_json), user, now,
+        session, case, plan.before, user, now,
         {"act_id": act.id, "act": act.name, "act_at": act.at, "reason": text, "by": user.display_name or user.username,
          "cancelled": plan.numbers, "reversed": [(e.amount, e.from_account, e.to_account) for e in plan.entries]})
     if notice:
