@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from webapp.casefile import Auction, Bid, Dispatch, Sale
+from webapp.casefile import Auction, Bid, Dispatch, Sale, present
 
 from .context import HandlerContext
 from .registry import handler
 
 
-def _auction(ctx: HandlerContext):
-    auction = ctx.case_file.auction
-    if auction is None:
-        raise RuntimeError("no conditional auction is open for this case")
-    return auction
+def _auction(ctx: HandlerContext) -> Auction:
+    return present(ctx.case_file.auction, "conditional auction")
 
 
 @handler("auction.evaluate_bid", clause="Rule 130(b) Note")
@@ -28,11 +25,11 @@ def evaluate_bid(ctx: HandlerContext) -> dict[str, Any]:
     form = ctx.form("record_bid")
     bid = Bid(bidder=str(form["bidder"]), amount=Decimal(str(form["amount"])), at=ctx.now, day=ctx.today)
     _auction(ctx).bids.append(bid)
-    full_price = ctx.case_file.notice.full_price
+    full_price = present(ctx.case_file.notice, "notice").full_price
     return {"full_price_reached": bid.amount >= full_price}
 
 
-def _sell(ctx: HandlerContext, bid: Bid, kind: str, day) -> dict[str, Any]:
+def _sell(ctx: HandlerContext, bid: Bid, kind: str, day: date) -> dict[str, Any]:
     cf = ctx.case_file
     auction = _auction(ctx)
     auction.status = "sold"
@@ -95,14 +92,15 @@ def credit_remittance(ctx: HandlerContext) -> dict[str, Any]:
     Returns: ``{"net": rupees as text}``.
     """
     form = ctx.form("record_remittance")
-    dispatch = ctx.case_file.dispatch
+    dispatch = present(ctx.case_file.dispatch, "dispatch to a receiving officer")
     dispatch.proceeds = Decimal(str(form["proceeds"]))
     dispatch.expenses = Decimal(str(form["expenses"]))
     dispatch.remitted_on = ctx.today
-    if dispatch.net > 0:
-        ctx.ledger.post("receiving_officer", "suspense", dispatch.net, kind="remittance",
+    net = dispatch.proceeds - dispatch.expenses
+    if net > 0:
+        ctx.ledger.post("receiving_officer", "suspense", net, kind="remittance",
                         clause="Rule 130(b) proviso", memo=f"remitted by {dispatch.receiver}")
-    return {"net": f"{dispatch.net:.2f}"}
+    return {"net": f"{net:.2f}"}
 
 
 @handler("auction.unsold_route", clause="Rule 130(b) proviso")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from webapp.casefile import present
+
 from .context import HandlerContext
 from .registry import handler
 
@@ -16,12 +18,12 @@ def take_last_ownership_decision(ctx: HandlerContext) -> dict[str, Any]:
     Returns: ``{"decided_at": ISO instant, "owner_proved": bool}``.
     """
     cf = ctx.case_file
-    decided = [o for o in cf.objections if o.decided_at is not None]
-    last = max(decided, key=lambda o: o.decided_at)
+    decided = [(o.decided_at, o) for o in cf.objections if o.decided_at is not None]
+    decided_at, last = max(decided, key=lambda pair: pair[0])
     proved = next((o for o in cf.objections if o.decision == "proved"), None)
-    cf.decision_on, cf.decision_at = last.decided_on, last.decided_at
+    cf.decision_on, cf.decision_at = last.decided_on, decided_at
     cf.owner_proved, cf.winning_objector = proved is not None, proved.objector if proved else None
-    return {"decided_at": last.decided_at.isoformat(), "owner_proved": cf.owner_proved}
+    return {"decided_at": decided_at.isoformat(), "owner_proved": cf.owner_proved}
 
 
 @handler("decision.record_order_auction_stand", clause="Rule 130(e)")
@@ -45,7 +47,7 @@ def open_window(ctx: HandlerContext) -> dict[str, Any]:
     filed before this point is decided at once).
     """
     cf = ctx.case_file
-    return {"decided_at": cf.decision_at.isoformat(), "appeal_pending": cf.pending_appeal() is not None}
+    return {"decided_at": present(cf.decision_at, "decision").isoformat(), "appeal_pending": cf.pending_appeal() is not None}
 
 
 @handler("appeal.apply_decision", clause="Rule 130(e) proviso")
@@ -64,7 +66,7 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
     until the end of day D + M of the later decision D).
     """
     cf = ctx.case_file
-    appeal = cf.pending_appeal()
+    appeal = present(cf.pending_appeal(), "appeal waiting for a decision")
     decision = ctx.form("decide_appeal")["decision"]
     appeal.decision, appeal.decided_on = decision, ctx.today
     if decision == "reversed":
@@ -86,7 +88,8 @@ def apply_decision(ctx: HandlerContext) -> dict[str, Any]:
             if own is not None:
                 own.decision = "proved"
     later = cf.decision_at is not None and cf.decision_at > appeal.filed_at
-    window_open = later and ctx.today <= cf.decision_on + timedelta(days=cf.appeal_period_days)
+    window_open = later and cf.decision_on is not None and \
+        ctx.today <= cf.decision_on + timedelta(days=cf.appeal_period_days)
     return {"owner_proved": bool(cf.owner_proved), "window_open": bool(window_open)}
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from webapp.casefile import InterimDelivery
+from webapp.casefile import InterimDelivery, MissingFact, Objection
 
 from .context import HandlerContext
 from .registry import handler
 
 
-def _objection(ctx: HandlerContext):
+def _objection(ctx: HandlerContext) -> Objection:
     objector = (ctx.task_data.get("objection") or {}).get("objector")
-    objection = ctx.case_file.objection_of(objector)
+    objection = ctx.case_file.objection_of(str(objector)) if objector is not None else None
     if objection is None:
-        raise RuntimeError(f"no objection by {objector!r} is on the file")
+        raise MissingFact(f"no objection by {objector!r} is on the file")
     return objection
 
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from webapp import fees
+from webapp.casefile import Release, present
 
 from .auction import open_new_auction
 from .context import HandlerContext
@@ -25,7 +26,6 @@ def release_to_owner(ctx: HandlerContext) -> dict[str, Any]:
 
     Returns: ``{"paid": rupees as text}``.
     """
-    from webapp.casefile import Release
 
     cf = ctx.case_file
     cf.release = Release(owner=str(ctx.form("release_by_owner")["owner"]), day=ctx.today)
@@ -59,7 +59,7 @@ def settle_auction(ctx: HandlerContext) -> dict[str, Any]:
 @handler("settlement.forfeit_security", clause="Rule 130(c) Explanation (reading)")
 def forfeit_security(ctx: HandlerContext) -> dict[str, Any]:
     """The objector did not return the cattle: the security stands as the auction money of (e)."""
-    ctx.case_file.interim.forfeited = True
+    present(ctx.case_file.interim, "interim delivery").forfeited = True
     return _settle(ctx, ctx.ledger.balance("suspense"), "security_forfeited",
                    "Rule 130(c) Explanation, (e)")
 
@@ -74,7 +74,7 @@ def close_no_animals(ctx: HandlerContext) -> dict[str, Any]:
 @handler("settlement.repay_buyer", clause="Rule 130(b)(ii)")
 def repay_buyer(ctx: HandlerContext) -> dict[str, Any]:
     """The buyer returns the cattle today and is repaid the auction money from suspense."""
-    sale = ctx.case_file.sale
+    sale = present(ctx.case_file.sale, "sale")
     sale.returned_on = ctx.today
     ctx.ledger.post("suspense", "buyer", sale.amount, kind="auction_money_repaid", clause="Rule 130(b)(ii)",
                     memo=f"auction money repaid to {sale.buyer}")
@@ -103,7 +103,8 @@ def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
         if held > to_pound:
             ctx.ledger.post("suspense", "objector", held - to_pound, kind="remittance_balance",
                             clause="Rule 130(d) (reading)",
-                            memo=(f"forfeited security of {cf.interim.objector} less fine and feeding, to "
+                            memo=(f"forfeited security of {present(cf.interim, 'interim delivery').objector} "
+                                  f"less fine and feeding, to "
                                   f"{cf.winning_objector}") if forfeited else "remittance less fine and feeding")
         if due > to_pound:
             ctx.ledger.post("objector", "pound_account", due - to_pound, kind="fine_and_feeding",
@@ -114,7 +115,7 @@ def deliver_to_objector(ctx: HandlerContext) -> dict[str, Any]:
         if buyer_feeding > 0:
             ctx.ledger.post("objector", "suspense", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii), (d)")
             ctx.ledger.post("suspense", "buyer", buyer_feeding, kind="buyer_feeding", clause="Rule 130(b)(ii)",
-                            memo=f"buyer's feeding to {cf.sale.buyer}")
+                            memo=f"buyer's feeding to {present(cf.sale, 'sale').buyer}")
     if cf.interim is not None and not cf.interim.refunded and not cf.interim.forfeited:
         _refund_security(ctx)
     cf.delivered_on = ctx.today
@@ -143,16 +144,16 @@ def cattle_returned_by_objector(ctx: HandlerContext) -> dict[str, Any]:
 
     Returns the notice dict with ``auction_opened_at`` set to now, for the new auction's timer.
     """
-    cf = ctx.case_file
-    cf.interim.returned_on = ctx.today
-    if not cf.interim.refunded:
+    interim = present(ctx.case_file.interim, "interim delivery")
+    interim.returned_on = ctx.today
+    if not interim.refunded:
         _refund_security(ctx)
     return open_new_auction(ctx)
 
 
 def _refund_security(ctx: HandlerContext) -> None:
     """Refund the interim delivery's security from suspense to the objector who gave it."""
-    interim = ctx.case_file.interim
+    interim = present(ctx.case_file.interim, "interim delivery")
     ctx.ledger.post("suspense", "objector", interim.security, kind="security_refund",
                     clause="Rule 130(c) Explanation (reading)", memo=f"security refunded to {interim.objector}")
     interim.refunded = True
@@ -166,7 +167,7 @@ def cattle_returned_for_owner(ctx: HandlerContext) -> dict[str, Any]:
 
     Returns: ``{"refunded": rupees as text, "to": the holder's name}``.
     """
-    interim = ctx.case_file.interim
+    interim = present(ctx.case_file.interim, "interim delivery")
     interim.returned_on = ctx.today
     if not interim.refunded:
         _refund_security(ctx)
@@ -182,6 +183,6 @@ def forfeit_for_owner(ctx: HandlerContext) -> dict[str, Any]:
 
     Returns: ``{"forfeited": rupees as text, "by": the holder's name}``.
     """
-    interim = ctx.case_file.interim
+    interim = present(ctx.case_file.interim, "interim delivery")
     interim.forfeited = True
     return {"forfeited": f"{interim.security:.2f}", "by": interim.objector}

@@ -17,7 +17,23 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class MissingFact(LookupError):
+    """A step of the diagram needs a fact the case file does not hold (the sale before the buyer
+    returns the cattle, say): the diagram reached the step by a path the rule does not allow. Raised
+    inside a handler it fails the step, and the case's unit of work is rolled back with an incident."""
+
+
+def present(value: T | None, what: str) -> T:
+    """``value``, which the step that reads it needs; :class:`MissingFact` naming ``what`` (e.g.
+    "the sale") when the case file does not hold it."""
+    if value is None:
+        raise MissingFact(f"the case file holds no {what} at this step")
+    return value
 
 
 def name_key(name: str | None) -> str:
@@ -187,7 +203,10 @@ class CaseFile:
         return self.auctions[-1] if self.auctions else None
 
     def living_animals(self, on: date | None = None) -> list[Animal]:
-        return [a for a in self.animals if a.gone_on() is None or (on is not None and a.gone_on() > on)]
+        def living(animal: Animal) -> bool:
+            gone = animal.gone_on()
+            return gone is None or (on is not None and gone > on)
+        return [a for a in self.animals if living(a)]
 
     def objection_of(self, objector: str) -> Objection | None:
         """The objection filed under exactly ``objector``, else the one whose name is the same but for
@@ -214,13 +233,13 @@ class CaseFile:
 # -- JSON codec by field types --------------------------------------------------------------
 
 @functools.cache
-def _field_names(kind: type) -> tuple[str, ...] | None:
+def _field_names(kind: Any) -> tuple[str, ...] | None:
     """The field names of a case-file dataclass, None for any other type (once per type)."""
     return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
 
 
 def _encode(value: Any) -> Any:
-    names = _field_names(type(value))
+    names = _field_names(value.__class__)
     if names is not None:
         return {name: _encode(getattr(value, name)) for name in names}
     if isinstance(value, Decimal):
@@ -263,7 +282,7 @@ def _decoder(kind: Any) -> typing.Callable[[Any], Any]:
         return lambda value: [None if v is None else read(v) for v in value]
     if origin is dict:
         return dict
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         fields = {name: _decoder(hint) for name, hint in _hints(kind).items()}
         return lambda value: kind(**{k: (None if v is None else fields[k](v)) for k, v in value.items() if k in fields})
     if kind is Decimal:
@@ -282,4 +301,5 @@ def dump(case_file: CaseFile) -> str:
 
 def load(text: str) -> CaseFile:
     """Read a case file written by :func:`dump`."""
-    return _decode(CaseFile, json.loads(text))
+    case_file: CaseFile = _decode(CaseFile, json.loads(text))
+    return case_file

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -226,7 +227,7 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
     from .services import repository
 
     bpmn_files: list[Path] = []
-    forms: dict[str, dict] = {}
+    forms: dict[str, dict[str, Any]] = {}
     raw: dict[str, bytes] = {}  # the form files' bytes, kept as deployed
     try:
         for name in files:

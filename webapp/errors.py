@@ -5,6 +5,8 @@ Every refusal carries a message an officer can act on; a deadline refusal names 
 
 from __future__ import annotations
 
+from typing import Any
+
 from .i18n import M_
 
 # a lost race: the words every refusal of a transaction that lost to another at the same moment says
@@ -87,10 +89,11 @@ class InvalidDiagram(Rule130Error):
     code = "invalid_diagram"
     status = 422
 
-    def __init__(self, message: str, problems: list[str] | None = None, found: list | None = None) -> None:
+    def __init__(self, message: str, problems: list[str] | None = None, found: list[Any] | None = None) -> None:
         super().__init__(message)
         self.problems = problems or [message]
         self.found = list(found or [])
+        self.verdict: Any = None  # the parser's Verdict, when the refusal is one (webapp.engine.parser)
 
 
 class EngineFailure(Rule130Error):
@@ -108,7 +111,7 @@ class TaskFailed(EngineFailure):
     code = "task_failed"
 
     def __init__(self, message: str, *, case_id: int, element_id: str | None = None, element_name: str | None = None,
-                 kind: str = "handler_error", snapshot: dict | None = None) -> None:
+                 kind: str = "handler_error", snapshot: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.case_id, self.element_id, self.element_name = case_id, element_id, element_name
         self.kind, self.snapshot = kind, snapshot or {}

@@ -46,8 +46,9 @@ def custody_periods(cf: CaseFile, animal: Animal, today: date) -> list[tuple[dat
     ownership is proved (reading; RULE130.md is silent on its feeding).
     """
     periods = [(cf.impounded_on, _first_custody_end(cf, animal, today))]
-    if cf.interim and cf.interim.returned_on and (animal.gone_on() is None or animal.gone_on() >= cf.interim.returned_on):
-        ends = [animal.gone_on()]
+    gone = animal.gone_on()
+    if cf.interim and cf.interim.returned_on and (gone is None or gone >= cf.interim.returned_on):
+        ends = [gone]
         if cf.sale and cf.sale.auction_round > 1:
             ends.append(cf.sale.day)
         if cf.dispatch and cf.dispatch.day >= cf.interim.returned_on:

@@ -130,7 +130,7 @@ def _instant(value: Any, where: str) -> datetime:
         raise ScenarioError(f"{where}: {value!r} is not a date and time with a UTC offset") from None
 
 
-def _mapping(value: Any, where: str) -> dict:
+def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping")
     return value

@@ -100,7 +100,7 @@ def _check_format_spec(spec: ast.expr) -> None:
     parts = spec.values if isinstance(spec, ast.JoinedStr) else [spec]
     if not all(isinstance(p, ast.Constant) and isinstance(p.value, str) for p in parts):
         raise ScriptRefused("an f-string's format spec must be written out, not computed")
-    text = "".join(p.value for p in parts)  # type: ignore[union-attr]
+    text = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
     if any(int(n) > MAX_FORMAT_WIDTH for n in _NUMBER.findall(text)):
         raise ScriptRefused(f"the format spec {text!r} has a width or precision above {MAX_FORMAT_WIDTH}")
 
@@ -244,7 +244,7 @@ class CheckedItems:
 
     _guarded_writes = True
 
-    def __init__(self, target: dict | list) -> None:
+    def __init__(self, target: dict[str, Any] | list[Any]) -> None:
         self._target = target
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -260,7 +260,7 @@ class CheckedItems:
 _GUARDED_OPS = {ast.Add: "+", ast.Mult: "*", ast.Mod: "%"}
 
 
-def guard_tree(transformer: Any, node: ast.AST) -> ast.AST:
+def guard_tree(transformer: Any, node: Any) -> Any:
     """``node`` (already visited by RestrictedPython's transformer) rewritten so that the guards
     run: a ``+``, ``*`` or ``%`` becomes ``_binop_("<op>", left, right)``; a list, tuple, set or
     dict display with a non-constant item becomes ``_sized_(<display>)``. Other nodes are unchanged."""

@@ -183,7 +183,7 @@ _OMG_ANY = tuple(f"{{{namespace}}}*" for namespace in OMG_NAMESPACES)
 
 
 @functools.lru_cache(maxsize=8)
-def _lines(root: Any) -> Counter:
+def _lines(root: Any) -> Counter[int]:
     return Counter(e.sourceline for e in root.iter() if isinstance(e.tag, str))
 
 
@@ -306,7 +306,7 @@ def scope(root: Any, process_id: str) -> tuple[list[Any], set[Any]]:
             called = top_process(root, (call.get("calledElement") or "").strip())
             if called is not None and called not in found:
                 queue.append(called)
-    elements = set()
+    elements: set[Any] = set()
     for process in found:
         elements.update(e for e in process.iter() if isinstance(e.tag, str))
     return found, elements

@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 _NOT_FOUND = re.compile(r"The process '(.*)' was not found")
 
 # (pattern of SpiffWorkflow's message, the words: (subject, match) -> message)
-Words = Callable[[str, re.Match], str]
-KNOWN: list[tuple[re.Pattern, Words]] = [
+Words = Callable[[str, re.Match[str]], str]
+KNOWN: list[tuple[re.Pattern[str], Words]] = [
     (re.compile(r"Multiple outgoing flows are not supported"),
      lambda s, m: f"{s} has more than one outgoing sequence flow; the engine splits only at gateways: add an "
                   "exclusive or parallel gateway after it"),

@@ -60,7 +60,7 @@ def compile_pattern(pattern: str) -> Any:
         raise PatternRefused(detail) from None
 
 
-def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[ValidationError]:
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
     """The ``pattern`` keyword, matched by RE2 (:func:`compile_pattern`)."""
     if validator.is_type(instance, "string") and not compile_pattern(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
@@ -69,14 +69,14 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Itera
 FormValidator = validators.extend(jsonschema.Draft202012Validator, validators={"pattern": _pattern})
 
 
-def validator(schema: dict) -> Any:
+def validator(schema: dict[str, Any]) -> Any:
     """A validator of ``schema`` that never fetches (an empty registry with no ``retrieve``) and
     matches patterns with RE2. Iterating its errors raises ``referencing.exceptions.Unresolvable``
     for a reference outside the form and :class:`PatternRefused` for a pattern RE2 cannot run."""
     return FormValidator(schema, registry=Registry())
 
 
-def _walk(node: Any, path: str = "") -> Iterator[tuple[str, dict]]:
+def _walk(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
     """Every subschema (dict) of a form with its JSON pointer, skipping data keywords."""
     if isinstance(node, dict):
         yield path or "/", node

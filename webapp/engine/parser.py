@@ -32,7 +32,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +122,7 @@ class ParsedProcess:
     process_id: str
     spec: Any
     subprocess_specs: dict[str, Any]
-    forms: dict[str, dict]
+    forms: dict[str, dict[str, Any]]
     bpmn_xml: bytes
     content_hash: str
     warnings: list[Problem] = field(default_factory=list)
@@ -148,7 +148,7 @@ def safe_xml_parser() -> etree.XMLParser:
                            dtd_validation=False, huge_tree=False, remove_comments=False)
 
 
-def content_hash(bpmn_xml: bytes, forms: dict[str, dict]) -> str:
+def content_hash(bpmn_xml: bytes, forms: dict[str, dict[str, Any]]) -> str:
     """SHA-256 over the diagram and its forms together (the identity of a process version)."""
     digest = hashlib.sha256(bpmn_xml)
     for name in sorted(forms):
@@ -190,7 +190,7 @@ _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
 _POSITION = re.compile(r", line (\d+), column (\d+)$")
 _ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""", re.I)
 # libxml2's well-formedness errors, in words: (its message, ours)
-_SYNTAX = [
+_SYNTAX: list[tuple[re.Pattern[str], Callable[[re.Match[str], str], str]]] = [
     (re.compile(r"Opening and ending tag mismatch: (\S+) line (\d+) and (\S+)"),
      lambda m, enc: f"the element <{m[1]}> opened on line {m[2]} is closed by </{m[3]}>"),
     (re.compile(r"Premature end of data in tag (\S+) line (\d+)"),
@@ -357,7 +357,7 @@ class Verdict:
         return error
 
 
-def examine(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID,
+def examine(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], process_id: str = PROCESS_ID,
             handler_names: Iterable[str] | None = None, filename: str = "rule130.bpmn",
             unread_forms: Iterable[str] = ()) -> Verdict:
     """Say everything true of a BPMN file for this installation, in one pass (see the module text).
@@ -405,7 +405,7 @@ def examine(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_I
         problems += [Problem(f"form {name} is named by no user task and is left out of the version",
                              severity="warning") for name in sorted(set(forms) - named)]
     verdict.problems = [p for p in problems if p.severity == "error"] + [p for p in problems if p.severity != "error"]
-    if verdict.deployable and spec is not None and verdict.checked == process_id:
+    if verdict.deployable and spec is not None and subprocess_specs is not None and verdict.checked == process_id:
         kept = {name: forms[name] for name in sorted(named) if name in forms}
         verdict.parsed = ParsedProcess(process_id, spec, subprocess_specs, kept, bpmn_xml,
                                        content_hash(bpmn_xml, kept), verdict.warnings, summary=verdict.summary())
@@ -508,7 +508,7 @@ def _build(root: etree._Element, process_id: str, scope: set[Any], filename: str
     return spec, subprocess_specs, []
 
 
-def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID,
+def parse_process(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], process_id: str = PROCESS_ID,
                   handler_names: Iterable[str] | None = None, filename: str = "rule130.bpmn") -> ParsedProcess:
     """Parse and check a diagram with its forms (:func:`examine`), for a deploy.
 
@@ -529,7 +529,7 @@ def parse_process(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PRO
     return found.parsed
 
 
-def diagnose(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[str] | None,
+def diagnose(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], handler_names: Iterable[str] | None,
              process_id: str | None = None, unread_forms: Iterable[str] = ()) -> tuple[bool, list[Problem]]:
     """:func:`examine` as (deployable, problems): errors first, then warnings.
 
@@ -541,7 +541,7 @@ def diagnose(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[st
     return found.deployable, found.problems
 
 
-def verdict(bpmn_xml: bytes, forms: dict[str, dict], handler_names: Iterable[str] | None) -> tuple[bool, list[str]]:
+def verdict(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], handler_names: Iterable[str] | None) -> tuple[bool, list[str]]:
     """The verdict on any BPMN file for this installation (the process it runs: ``rule130_case``).
 
     Returns:
@@ -715,7 +715,7 @@ def _lane_of(node: Any, lanes: dict[str, str | None]) -> str | None:
     return lanes.get(node.get("id"))
 
 
-def check_project_rules(root: etree._Element, scope: set[Any], forms: dict[str, dict],
+def check_project_rules(root: etree._Element, scope: set[Any], forms: dict[str, dict[str, Any]],
                         handler_names: Iterable[str] | None, unread_forms: Iterable[str] = ()) -> list[Problem]:
     """The project's rules (see the module text) on the elements that would run.
 
@@ -984,13 +984,13 @@ def _own_documentation(element: etree._Element | None) -> str:
     return " ".join(d.text or "" for d in element.findall(f"{{{BPMN_NS}}}documentation"))
 
 
-def load_forms(directory: Any) -> dict[str, dict]:
+def load_forms(directory: Any) -> dict[str, dict[str, Any]]:
     """Read every ``*.schema.json`` in ``directory`` (a pathlib.Path).
 
     Raises:
         InvalidDiagram: a form that is too large or not JSON.
     """
-    forms: dict[str, dict] = {}
+    forms: dict[str, dict[str, Any]] = {}
     for path in sorted(directory.glob("*.json")):
         data = path.read_bytes()
         if len(data) > MAX_FORM_BYTES:

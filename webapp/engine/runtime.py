@@ -100,7 +100,7 @@ def _converted(workflow: BpmnWorkflow, *, without_tasks: bool = False) -> dict[s
     try:
         for owner in owners:
             owner.tasks = {}
-        state = SERIALIZER.to_dict(workflow)
+        state: dict[str, Any] = SERIALIZER.to_dict(workflow)
     finally:
         registry._encoder_mode = False
         workflow.spec, workflow.subprocess_specs = spec, subprocess_specs
@@ -122,7 +122,7 @@ def _dump_state_whole(workflow: BpmnWorkflow) -> str:
 CHECK_DUMP_ENV = "RULE130_CHECK_DUMP"  # "1": every dump_state is compared with _dump_state_whole
 
 _ENCODE = SERIALIZER._encoder_cls(separators=(",", ":")).encode  # what json.dumps(cls=, separators=) does
-_TASK_HEADS: weakref.WeakKeyDictionary[Any, tuple[tuple, str]] = weakref.WeakKeyDictionary()
+_TASK_HEADS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
 _DUMPING = threading.Lock()  # one dump at a time: SpiffWorkflow's registry switches a shared mode flag
 
 
@@ -176,11 +176,11 @@ def _task_text(key: Any, task: Any) -> str:
     return f"{_task_head(key, task, parent)},{tail[1:]}"
 
 
-class _EmptyTails(dict):
+class _EmptyTails(dict[str, Any]):
     """typename -> the rest of a task's item when its internal data, data and delta are empty."""
 
     def __missing__(self, typename: str) -> str:
-        tail = _ENCODE({"internal_data": {}, "data": {}, "delta": {"updates": {}, "deletions": []},
+        tail: str = _ENCODE({"internal_data": {}, "data": {}, "delta": {"updates": {}, "deletions": []},
                         "typename": typename})[1:]
         self[typename] = tail
         return tail
@@ -379,7 +379,8 @@ def ready_user_tasks(workflow: BpmnWorkflow) -> list[Any]:
         found.extend(t for t in subprocess.tasks.values() if t.state == TaskState.READY and t.task_spec.manual)
     if len(found) <= 1:
         return found
-    return workflow.get_tasks(state=TaskState.READY, manual=True)
+    ready: list[Any] = workflow.get_tasks(state=TaskState.READY, manual=True)
+    return ready
 
 
 def form_name(task: Any) -> str | None:
@@ -527,7 +528,8 @@ def run(workflow: BpmnWorkflow) -> list[ArmedTimer]:
         if inner is not error:
             _name_element(inner, error)
             raise inner from None
-        failure = EngineFailure(f"{error.task.task_spec.bpmn_name or error.task.task_spec.bpmn_id}: {error}")
+        spec = error.task.task_spec  # type: ignore[attr-defined]  # SpiffWorkflow's exception carries its task
+        failure = EngineFailure(f"{spec.bpmn_name or spec.bpmn_id}: {error}")
         _name_element(failure, error)
         raise failure from error
     except (WorkflowException, ScriptRefused) as error:  # evaluated outside a task (e.g. a process's condition)

@@ -20,14 +20,16 @@ from functools import lru_cache
 from types import CodeType
 from typing import Any
 
-from RestrictedPython import RestrictingNodeTransformer, compile_restricted_eval, compile_restricted_exec, safe_builtins
+from RestrictedPython.compile import compile_restricted_eval, compile_restricted_exec
 from RestrictedPython.Eval import default_guarded_getitem, default_guarded_getiter
 from RestrictedPython.Guards import (
     full_write_guard,
     guarded_iter_unpack_sequence,
     guarded_unpack_sequence,
+    safe_builtins,
     safer_getattr,
 )
+from RestrictedPython.transformer import RestrictingNodeTransformer
 from SpiffWorkflow.bpmn.exceptions import WorkflowTaskException
 from SpiffWorkflow.bpmn.script_engine import PythonScriptEngine
 from SpiffWorkflow.bpmn.script_engine.python_environment import TaskDataEnvironment
@@ -142,7 +144,8 @@ def check_unbounded(source: str, *, script: bool = True) -> None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and \
                 node.args and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
             try:
-                numbers = len(range(*(a.value for a in node.args)))  # type: ignore[union-attr]
+                numbers = len(range(*(a.value for a in node.args
+                                      if isinstance(a, ast.Constant) and isinstance(a.value, int))))
             except (TypeError, ValueError, OverflowError):
                 numbers = bounds.MAX_RANGE + 1
             if numbers > bounds.MAX_RANGE:
@@ -199,7 +202,7 @@ class RestrictedEnvironment(TaskDataEnvironment):
     def __init__(self, functions: dict[str, Callable[..., Any]] | None = None) -> None:
         super().__init__({**BASE_GLOBALS, **SCRIPT_FUNCTIONS, **(functions or {})})
 
-    def evaluate(self, expression: str, context: dict, external_context: dict | None = None) -> Any:
+    def evaluate(self, expression: str, context: dict[str, Any], external_context: dict[str, Any] | None = None) -> Any:
         """The value of ``expression`` over ``context``, within the budget of :mod:`.bounds`.
 
         Raises:
@@ -215,7 +218,7 @@ class RestrictedEnvironment(TaskDataEnvironment):
         finally:
             bounds.BUDGET.reset(token)
 
-    def execute(self, script: str, context: dict, external_context: dict | None = None) -> bool:
+    def execute(self, script: str, context: dict[str, Any], external_context: dict[str, Any] | None = None) -> bool:
         """Run ``script`` over ``context``, within the budget of :mod:`.bounds`; the variables it
         sets (each within ``bounds.MAX_WEIGHT``) go to ``context``.
 
@@ -283,11 +286,12 @@ class Rule130ScriptEngine(PythonScriptEngine):
         def service_level_end(element_id: str, days_after: int, timezone: str) -> str:
             result = self._call_handler(task, SERVICE_LEVEL_OPERATION,
                                         {"element_id": element_id, "days_after": days_after, "timezone": timezone})
-            return result["instant"]
+            instant: str = result["instant"]
+            return instant
 
         return service_level_end
 
-    def evaluate(self, task: Any, expression: str, external_context: dict | None = None) -> Any:
+    def evaluate(self, task: Any, expression: str, external_context: dict[str, Any] | None = None) -> Any:
         try:
             external = {"service_level_end": self._service_level_end(task), **(external_context or {})}
             value = self.environment.evaluate(expression, task.data, external)
@@ -301,9 +305,10 @@ class Rule130ScriptEngine(PythonScriptEngine):
             raise WorkflowTaskException(f"Error evaluating expression '{expression}': {error}",
                                         task=task, exception=error) from None
 
-    def execute(self, task: Any, script: str, external_context: dict | None = None) -> bool:
+    def execute(self, task: Any, script: str, external_context: dict[str, Any] | None = None) -> bool:
         try:
-            return self.environment.execute(script, task.data, external_context)
+            done: bool = self.environment.execute(script, task.data, external_context)
+            return done
         except ScriptRefused as error:
             raise WorkflowTaskException(f"Refused script: {error}", task=task, exception=error) from None
         except Exception as error:

@@ -64,8 +64,8 @@ def problems(root: Any) -> list[Problem]:
         return read_as
     prefixes = _prefixes(root)
     found: list[Problem] = []
-    seen: set[tuple] = set()
-    undeclared: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
+    undeclared: set[tuple[Any, ...]] = set()
     for entry in entries:
         element = _element_at(root, entry.path, prefixes)
         match = _ELEMENT.match(entry.message or "")
@@ -127,7 +127,7 @@ def _element_at(root: Any, xpath: str | None, prefixes: dict[str, str]) -> Any:
 
 def _clark(text: str, element: Any) -> str:
     """``{namespace}name`` notation rewritten as ``prefix:name`` (BPMN model names without a prefix)."""
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         namespace, name = match.group(1), match.group(2)
         return name if namespace == el.BPMN_NS else el.qualified(namespace, name, element)
     return _CLARK.sub(one, text)
@@ -206,12 +206,12 @@ def _words(element: Any, attribute: str | None, rest: str, root: Any) -> str:
         return (f"{subject}: the {_of(attribute)} '{_short(facet.group('value'))}' does not meet {schema}'s "
                 f"{facet.group('facet')} restriction")
     if rest.startswith("No matching global element declaration available, but demanded by the strict wildcard"):
-        namespace = etree.QName(element).namespace if element is not None else None
-        inside = element.getparent() if element is not None else None
+        element_ns = etree.QName(element).namespace if element is not None else None
+        container = element.getparent() if element is not None else None
         advice = ("remove it (the diagram interchange schema takes only declared elements in its extension)"
-                  if inside is not None and etree.QName(inside).namespace == el.DI_NS else
+                  if container is not None and etree.QName(container).namespace == el.DI_NS else
                   "remove it, or keep tool data inside bpmn:extensionElements")
-        return (f"{subject} is an element of namespace {namespace or '(none)'} that no schema known here "
+        return (f"{subject} is an element of namespace {element_ns or '(none)'} that no schema known here "
                 f"declares, and {schema} checks the elements at this place strictly; {advice}")
     if rest.startswith("Character content other than whitespace is not allowed"):
         return f"{subject} holds text, which {schema} does not allow in {_a(_kind(element))}"

@@ -126,7 +126,7 @@ class CaseRun:
     _caused: list[CaseEvent] | None = None  # while the engine runs: the rows its steps write (see run)
 
     def event(self, kind: str, name: str, *, element_id: str | None = None, actor_role: str | None = None,
-              detail: dict | None = None, at: datetime | None = None) -> None:
+              detail: dict[str, Any] | None = None, at: datetime | None = None) -> None:
         """Add one history row (``at`` defaults to the clock's now; timers and notifications
         carry no acting user)."""
         row = CaseEvent(case_id=self.case.id, at=at or clock.now(), kind=kind, name=name,

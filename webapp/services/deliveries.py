@@ -24,6 +24,7 @@ import logging
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -215,7 +216,7 @@ def next_attempt(sessions: sessionmaker[Session]) -> datetime | None:
                               .where(Delivery.status.in_(("pending", "sending"))))
 
 
-def listing(session: Session, admin: User, *, status: str | None = None, limit: int = 200) -> list[dict]:
+def listing(session: Session, admin: User, *, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
     """Deliveries for the administrators' page, newest first: the row, its notification, user, case.
 
     Only deliveries to users ``admin`` manages (:func:`.users.managed_users`: everyone for an

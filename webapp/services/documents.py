@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -48,10 +49,10 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from .. import fees, i18n
-from ..casefile import Animal, CaseFile, name_key
+from ..casefile import Animal, CaseFile, name_key, present
 from ..errors import NotFound
 from ..i18n import N_
-from ..store.models import Case, CaseDocument, CaseEvent, Panchayat, User
+from ..store.models import Case, CaseDocument, CaseEvent, Panchayat, User, get_row
 from . import ledger
 
 LANGUAGES = ("en", "hi")
@@ -148,16 +149,17 @@ def environment(language: str) -> Environment:
         catalogue = i18n.translations_for(language)
 
         def gettext(message: str, **params: Any) -> str:
-            text = catalogue.gettext(message)
+            text: str = catalogue.gettext(message)
             return text % params if params else text
 
         def ngettext(singular: str, plural: str, num: int, **params: Any) -> str:
             params.setdefault("num", num)
-            return catalogue.ngettext(singular, plural, num) % params
+            text: str = catalogue.ngettext(singular, plural, num)
+            return text % params
 
         def words(value: Any) -> str:
             text = str(value or "").replace("_", " ")
-            return catalogue.gettext(text) if text else text
+            return str(catalogue.gettext(text)) if text else text
 
         # auto_reload off: the templates ship with the code (a new release restarts the process), so
         # no render asks the file system whether they changed
@@ -179,7 +181,7 @@ def _day(value: date | None, language: str) -> str:
 
 def title_of(kind: str, language: str) -> str:
     """The document's title in ``language`` (the catalogue's translation of :data:`KINDS`)."""
-    return i18n.translations_for(language).gettext(KINDS[kind][0])
+    return str(i18n.translations_for(language).gettext(KINDS[kind][0]))
 
 
 @dataclass
@@ -208,10 +210,10 @@ def appellate_forum(issuer: Issuer, language: str) -> str:
     catalogue = i18n.translations_for(language)
     forum = issuer.appellate_forum or DEFAULT_FORUM
     if not issuer.samiti:
-        return catalogue.gettext(forum)
+        return str(catalogue.gettext(forum))
     if forum == DEFAULT_FORUM:
-        return catalogue.gettext(FORUM_OF_SAMITI) % {"samiti": issuer.samiti}
-    return catalogue.gettext(OTHER_FORUM_OF_SAMITI) % {"forum": catalogue.gettext(forum), "samiti": issuer.samiti}
+        return str(catalogue.gettext(FORUM_OF_SAMITI)) % {"samiti": issuer.samiti}
+    return str(catalogue.gettext(OTHER_FORUM_OF_SAMITI)) % {"forum": catalogue.gettext(forum), "samiti": issuer.samiti}
 
 
 def _animals_on(cf: CaseFile, day: date) -> list[Animal]:
@@ -230,21 +232,22 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                             "issued_at": issued_at, "number": number, "kind": item.kind,
                             "clause": KINDS[item.kind][1], "signer": KINDS[item.kind][3]}
     if item.kind == "notice":
-        notice = cf.notice
+        notice = present(cf.notice, "notice")
         auction = cf.auctions[0]
         base.update(notice=notice, animals=_animals_on(cf, notice.published_on),
                     auction_days=[auction.opened_on + timedelta(days=n)
                                   for n in range((auction.last_day - auction.opened_on).days + 1)])
     elif item.kind == "sale_receipt":
-        sale = cf.sale
+        sale = present(cf.sale, "sale")
         animals = _animals_on(cf, sale.day)
         base.update(sale=sale, animals=animals, lock_until=sale.day + timedelta(days=TRANSFER_LOCK_DAYS),
                     feeding_per_day=sum((a.feeding_per_day for a in animals), Decimal("0.00")),
                     auction=next(a for a in cf.auctions if a.round == sale.auction_round))
     elif item.kind == "objection_order":
-        objection = cf.objections[item.objection - 1]
-        base.update(objection=objection, animals=_animals_on(cf, objection.decided_on),
-                    appeal_last_day=objection.decided_on + timedelta(days=cf.appeal_period_days),
+        objection = cf.objections[present(item.objection, "objection number") - 1]
+        decided_on = present(objection.decided_on, "decision on the objection")
+        base.update(objection=objection, animals=_animals_on(cf, decided_on),
+                    appeal_last_day=decided_on + timedelta(days=cf.appeal_period_days),
                     sold=cf.sale is not None and cf.sale.returned_on is None,
                     dispatched=cf.dispatch is not None,
                     # the objector holds the cattle on security (Rule 130(c) Explanation): the
@@ -253,11 +256,11 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                           and name_key(cf.interim.objector) == name_key(objection.objector) else None),
                     proved_other=next((o for o in cf.objections if o is not objection and o.decision == "proved"), None))
     elif item.kind == "interim_delivery_order":
-        interim = cf.interim
+        interim = present(cf.interim, "interim delivery")
         base.update(interim=interim, animals=_animals_on(cf, interim.day),
                     objection=cf.objection_of(interim.objector))
     elif item.kind == "delivery_order":
-        day = cf.delivered_on
+        day = present(cf.delivered_on, "delivery day")
         rows = ledger.entries(session, case.id)
         base.update(day=day, owner=cf.winning_objector, animals=_animals_on(cf, day),
                     fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, day),
@@ -269,23 +272,23 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                                      and cf.interim.returned_on is None else None))
         base["total"] = base["fine"] + base["pound_feeding"] + base["buyer_feeding"]
     elif item.kind == "remittance":
-        dispatch = cf.dispatch
+        dispatch = present(cf.dispatch, "dispatch")
         base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day))
     elif item.kind == "stand_order":
-        day = cf.order_auction_stand_on
+        day = present(cf.order_auction_stand_on, "order that the auction stand")
         money = cf.sale.amount if cf.sale is not None else (cf.dispatch.net if cf.dispatch is not None else None)
         dues = fees.fine(cf) + fees.pound_feeding(cf, day)
         to_pound = min(money, dues) if money is not None else None
         base.update(day=day, animals=_animals_on(cf, day), sale=cf.sale, dispatch=cf.dispatch, money=money,
                     fine=fees.fine(cf), pound_feeding=fees.pound_feeding(cf, day), dues=dues, to_pound=to_pound,
-                    to_fund=(money - to_pound) if money is not None else None,
-                    shortfall=(dues - to_pound) if money is not None else None,
+                    to_fund=(money - to_pound) if money is not None and to_pound is not None else None,
+                    shortfall=(dues - to_pound) if to_pound is not None else None,
                     appeal_last_day=day + timedelta(days=cf.appeal_period_days))
     elif item.kind == "dispatch_letter":
-        dispatch = cf.dispatch
+        dispatch = present(cf.dispatch, "dispatch")
         base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day), auction=cf.auctions[-1] if cf.auctions else None)
     elif item.kind == "appeal_decision":
-        appeal = cf.appeals[item.appeal - 1]
+        appeal = cf.appeals[present(item.appeal, "appeal number") - 1]
         base.update(appeal=appeal, owner=cf.winning_objector if cf.owner_proved else None)
     elif item.kind == "settlement":
         rows = ledger.entries(session, case.id)
@@ -301,7 +304,7 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
     elif item.kind == "correction_notice":
         pass  # its facts come from the correction (issue_correction_notice)
     elif item.kind == "release_receipt":
-        release = cf.release
+        release = present(cf.release, "release to the owner")
         base.update(release=release, animals=_animals_on(cf, release.day), fine=fees.fine(cf),
                     pound_feeding=fees.pound_feeding(cf, release.day))
         base["total"] = base["fine"] + base["pound_feeding"]
@@ -397,7 +400,7 @@ def issue_correction_notice(session: Session, case: Case, cf: CaseFile, user: Us
 def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
            issued_at: datetime, extra: dict[str, Any] | None = None) -> list[list[CaseDocument]]:
     stored, counts, issues = _stored(session, case)  # read once, before this act's rows are added
-    panchayat = session.get(Panchayat, case.panchayat_id)
+    panchayat = get_row(session, Panchayat, case.panchayat_id)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
                     appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
                     officer=user.display_name if user is not None else None)
@@ -499,7 +502,7 @@ def _stylesheet() -> Markup:
 def verify_line(row: CaseDocument, intact: bool) -> str:
     """The line printed under a document on its printable page, in the document's own language (as
     on its PDF): its number and SHA-256, or the warning that the stored text no longer matches."""
-    gettext = environment(row.language).globals["_"]
+    gettext: Callable[..., str] = environment(row.language).globals["_"]  # type: ignore[assignment]
     if intact:
         return gettext("Document %(number)s as issued; SHA-256 of its text: %(hash)s", number=row.number, hash=row.sha256)
     return gettext("Warning: the stored text of document %(number)s no longer matches the SHA-256 recorded when it "

@@ -50,7 +50,7 @@ class Submission:
     """
 
     bpmn_xml: bytes
-    forms: dict[str, dict]
+    forms: dict[str, dict[str, Any]]
     form_texts: dict[str, str]
     problems: list[Problem]
 
@@ -85,7 +85,7 @@ def read_submission(bpmn: Any, forms: Any) -> Submission:
         raise InvalidDiagram(M_("forms must be a mapping of file names to JSON Schema forms"))
     if len(forms) > MAX_FORMS:
         raise InvalidDiagram(M_("%(forms)s forms sent; at most %(MAX_FORMS)s are accepted", forms=len(forms), MAX_FORMS=MAX_FORMS))
-    parsed: dict[str, dict] = {}
+    parsed: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
     problems: list[Problem] = []
     for name, value in sorted(forms.items()):

@@ -191,7 +191,7 @@ class Expected:
     pound_held: Decimal | None = None
 
 
-def held_in_suspense(cf) -> Decimal:
+def held_in_suspense(cf: CaseFile) -> Decimal:
     """What the suspense account holds for a running case by its file (rupees): the auction money
     until the buyer is repaid, the net remittance, and a security until it is refunded (a security
     forfeited while another objector's ownership is proved stays there for that owner; one forfeited

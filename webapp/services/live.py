@@ -42,7 +42,7 @@ def _key(session: Session, case_id: int) -> Key:
     return (str(session.get_bind().url), case_id)
 
 
-def _fingerprint(workflow: Any) -> tuple:
+def _fingerprint(workflow: Any) -> tuple[Any, ...]:
     """The state of every task of the instance and its subprocesses: an instance changed after its
     state was stored (which no unit of work should do) is not kept."""
     return tuple((len(wf.tasks), tuple(t.state for t in wf.tasks.values()))

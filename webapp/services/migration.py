@@ -142,7 +142,7 @@ def _blocking(diff: WorkflowDiff, spec_diff: SpecDiff, target: int) -> list[str]
     return list(dict.fromkeys(reasons))  # a loop's many instances of one task: say it once
 
 
-def _open_tasks(workflow: Any) -> Counter:
+def _open_tasks(workflow: Any) -> Counter[int]:
     return Counter((getattr(t.task_spec, "bpmn_id", None) or t.task_spec.name, TaskState.get_name(t.state))
                    for t in workflow.get_tasks(state=TaskState.READY | TaskState.WAITING | TaskState.STARTED)
                    if getattr(t.task_spec, "bpmn_id", None))

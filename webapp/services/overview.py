@@ -248,12 +248,12 @@ def _form_choices(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
             for element, schema in _forms_of(bpmn_xml, forms_json).items()}
 
 
-def _forms_of(bpmn_xml: str, forms_json: str) -> dict[str, dict]:
+def _forms_of(bpmn_xml: str, forms_json: str) -> dict[str, dict[str, Any]]:
     """Element id -> the JSON Schema of the form its user task names (tasks without a form left out)."""
     forms = json.loads(forms_json or "{}")
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     root = etree.fromstring(bpmn_xml.encode("utf-8"), parser)
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for prop in root.iter():
         if not isinstance(prop.tag, str) or etree.QName(prop).localname != "property" \
                 or prop.get("name") != FORM_PROPERTY:

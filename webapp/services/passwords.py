@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -49,7 +50,7 @@ REASONS = {
 }
 
 
-def _reason(result: dict) -> Message:
+def _reason(result: dict[str, Any]) -> Message:
     """Why zxcvbn finds the password easy: the kind of its longest guessable part."""
     sequence = [match for match in result.get("sequence", []) if match.get("pattern") != "bruteforce"]
     if not sequence:

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
+from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
@@ -54,7 +55,7 @@ _cache: dict[int, tuple[str, ParsedProcess, str]] = {}  # version id -> (content
 _cache_lock = Lock()
 
 
-def check(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID) -> ParsedProcess:
+def check(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], process_id: str = PROCESS_ID) -> ParsedProcess:
     """Validate a diagram and its forms without deploying.
 
     Raises:
@@ -63,7 +64,7 @@ def check(bpmn_xml: bytes, forms: dict[str, dict], process_id: str = PROCESS_ID)
     return parse_process(bpmn_xml, forms, process_id, handler_names=handlers.names())
 
 
-def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict], deployed_by: str, note: str = "",
+def deploy(session: Session, bpmn_xml: bytes, forms: dict[str, dict[str, Any]], deployed_by: str, note: str = "",
            process_id: str = PROCESS_ID, *, form_bytes: dict[str, bytes] | None = None) -> tuple[ProcessVersion, bool]:
     """Validate and store a version; the same content deployed again returns the existing version.
 
@@ -115,7 +116,7 @@ def check_note(note: str | None) -> str:
     return note
 
 
-def read_bundled() -> tuple[bytes, dict[str, dict]]:
+def read_bundled() -> tuple[bytes, dict[str, dict[str, Any]]]:
     """The Rule 130 diagram and forms shipped in ``processes/rule130``."""
     return (BUNDLED_PROCESS / "rule130.bpmn").read_bytes(), load_forms(BUNDLED_PROCESS / "forms")
 

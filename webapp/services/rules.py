@@ -41,7 +41,7 @@ def fmt_day(day) -> str:
     return day.isoformat()
 
 
-def validate_schema(schema: dict, data: dict[str, Any]) -> None:
+def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
     """Validate ``data`` against the form's JSON Schema, fetching nothing and matching patterns in
     linear time (:func:`webapp.engine.forms.validator`).
 
@@ -105,7 +105,7 @@ def _schema_message(error: Any) -> Any:
     return M_("this value is not accepted (%(detail)s)", detail=error.message)
 
 
-def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dict[str, Any],
+def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile, data: dict[str, Any],
           at: datetime) -> dict[str, Any]:
     """Check required fields, then the rule checks, then the schema (the rule messages are the clearer ones).
 
@@ -158,7 +158,7 @@ def clean(session: Session, form_key: str, schema: dict, cf: CaseFile, data: dic
 MULTILINE_LENGTH = 200  # a text field of a form that allows more characters is a text area
 
 
-def is_multiline(prop: dict) -> bool:
+def is_multiline(prop: dict[str, Any]) -> bool:
     """True when the form field ``prop`` (a JSON Schema property) is a text area (a reason, remarks:
     free text that may have line breaks): a string without choices whose ``maxLength`` is over
     :data:`MULTILINE_LENGTH`. Any other text field (a name, a user name) is one line."""
@@ -166,7 +166,7 @@ def is_multiline(prop: dict) -> bool:
             and int(prop.get("maxLength", MULTILINE_LENGTH)) > MULTILINE_LENGTH)
 
 
-def amount_fields(schema: dict) -> set[str]:
+def amount_fields(schema: dict[str, Any]) -> set[str]:
     """The names of the rupee amounts of a form: the top-level fields of the JSON Schema ``schema``
     that carry a ``pattern`` (every amount is a decimal text ``^[0-9]+(\\.[0-9]{1,2})?$`` of rupees;
     no other field of the process library has a pattern). Empty for a schema without properties."""

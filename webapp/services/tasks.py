@@ -35,7 +35,7 @@ class TaskView:
     name: str
     lane: str
     form_key: str | None
-    schema: dict | None
+    schema: dict[str, Any] | None
     due: date | None
     deadline_label: str | None
     deadline: date | None

@@ -70,7 +70,7 @@ def bpmn_path(process_id: str) -> str:
     return f"{process_id}.bpmn"
 
 
-def canonical_form_bytes(form: dict) -> bytes:
+def canonical_form_bytes(form: dict[str, Any]) -> bytes:
     """A form as file bytes when its original bytes were not given (indented JSON, UTF-8)."""
     return (json.dumps(form, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -401,7 +401,7 @@ def _elements(xml: str) -> tuple[dict[str, dict[str, str | None]], bytes]:
     return out, layout
 
 
-def _form_change(name: str, before: dict, after: dict) -> FormChange:
+def _form_change(name: str, before: dict[str, Any], after: dict[str, Any]) -> FormChange:
     props_a, props_b = before.get("properties") or {}, after.get("properties") or {}
     other = sorted(k for k in set(before) | set(after) if k != "properties" and before.get(k) != after.get(k))
     return FormChange(name, sorted(set(props_b) - set(props_a)), sorted(set(props_a) - set(props_b)),

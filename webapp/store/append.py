@@ -17,10 +17,10 @@ added in the same flush refers to stays with the unit of work (the delivery need
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, inspect
-from sqlalchemy.orm import Session
+from sqlalchemy import Insert, Table, insert, inspect
+from sqlalchemy.orm import Mapper, Session
 
 from .models import AuditEntry, CaseEvent, Delivery, Notification, TimerFiring
 
@@ -29,8 +29,9 @@ CHAINED = (AuditEntry,)  # written after their hashes are chained
 UNCHAINED = tuple(model for model in BULK if model not in CHAINED)
 
 
-_COLUMNS = {model: tuple(attr.key for attr in inspect(model).column_attrs) for model in BULK}
-_INSERTS = {model: insert(model.__table__) for model in BULK}  # column defaults fill the keys a row lacks
+_COLUMNS: dict[type[Any], tuple[str, ...]] = {model: tuple(attr.key for attr in cast(Mapper[Any], inspect(model)).column_attrs)
+                                              for model in BULK}
+_INSERTS: dict[type[Any], Insert] = {model: insert(cast(Table, model.__table__)) for model in BULK}  # column defaults fill the keys a row lacks
 
 
 def write(session: Session, models: tuple[type, ...] = BULK) -> int:
@@ -57,7 +58,7 @@ def write(session: Session, models: tuple[type, ...] = BULK) -> int:
             by_keys.setdefault(tuple(values), []).append(values)
             session.expunge(obj)
         connection = session.connection()
-        for values in by_keys.values():
-            connection.execute(_INSERTS[model], values)
-            written += len(values)
+        for batch in by_keys.values():
+            connection.execute(_INSERTS[model], batch)
+            written += len(batch)
     return written

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -82,7 +82,7 @@ def _head(session: Session) -> tuple[int, str]:
 
     Once this transaction has appended, the lock is held until it ends, so the head is what it
     appended last (kept in ``session.info``, dropped when any transaction of the session ends)."""
-    held = session.info.get(_HEAD)
+    held: tuple[int, str] | None = session.info.get(_HEAD)
     if held is not None:
         return held
     dialect = session.get_bind().dialect.name
@@ -100,7 +100,8 @@ def _head(session: Session) -> tuple[int, str]:
 def _writing(session: Session) -> bool:
     """SQLite: this transaction has written already, so it holds the database's write lock (the
     driver opens a transaction only before its first INSERT, UPDATE or DELETE)."""
-    return bool(session.connection().connection.dbapi_connection.in_transaction)
+    dbapi = session.connection().connection.dbapi_connection
+    return dbapi is not None and bool(getattr(dbapi, "in_transaction", False))
 
 
 def know_user(session: Session, user: User) -> None:
@@ -250,7 +251,7 @@ class Verdict:
     records: records.Report | None = None  # the rows checked against the entries (an intact chain only)
 
 
-def _entries(session: Session) -> Iterator[AuditEntry]:
+def _entries(session: Session) -> Generator[AuditEntry, None, None]:
     """Stream the trail in sequence order, 1,000 rows at a time (a server-side cursor on PostgreSQL).
 
     The result is closed when the caller stops early (``verify`` returns at the first broken entry),

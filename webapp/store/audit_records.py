@@ -32,7 +32,7 @@ import contextlib
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
@@ -121,7 +121,7 @@ def _key(content: dict[str, Any]) -> str:
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _stream(session: Session, query: Select) -> Iterator[Any]:
+def _stream(session: Session, query: Select[Any]) -> Generator[Any, None, None]:
     result = session.scalars(query.execution_options(yield_per=1000))
     try:
         yield from result
@@ -187,7 +187,7 @@ def _pair(table: str, columns: dict[str, str], case_id: int, rows: list[Any], en
                                                           "the table"))
 
 
-def _check_table(session: Session, report: Report, model: type, entries: Select, columns: dict[str, str],
+def _check_table(session: Session, report: Report, model: Any, entries: Select[Any], columns: dict[str, str],
                  says: Callable[[Any, int], dict[str, Any]]) -> None:
     table = model.__tablename__
     rows = _stream(session, select(model).order_by(model.case_id, model.id))
@@ -200,8 +200,8 @@ def _check_table(session: Session, report: Report, model: type, entries: Select,
             row_case = row_group[0] if row_group is not None else None
             entry_case = entry_group[0] if entry_group is not None else None
             case_id = min(c for c in (row_case, entry_case) if c is not None)
-            case_rows = row_group[1] if row_case == case_id else []
-            case_entries = entry_group[1] if entry_case == case_id else []
+            case_rows = row_group[1] if row_group is not None and row_case == case_id else []
+            case_entries = entry_group[1] if entry_group is not None and entry_case == case_id else []
             _pair(table, columns, case_id, case_rows, case_entries, says, report)
             if row_case == case_id:
                 row_group = next(by_rows, None)
@@ -224,7 +224,8 @@ def _check_documents(session: Session, report: Report, names: Callable[[int | No
         if entry.kind == "document.issued":
             issued[(entry.case_id, str(content.get("key")), str(content.get("language")))] = (entry, content)
             continue
-        detail = content.get("detail") if isinstance(content.get("detail"), dict) else {}
+        raw = content.get("detail")
+        detail: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for name, digest in detail.items():
             if name.startswith("sha256_"):
                 hashes[(entry.case_id, str(detail.get("document")), name[len("sha256_"):])] = (entry, digest)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .models import Case
 
+if TYPE_CHECKING:  # imported where used: alembic loads slowly and most processes never migrate
+    from alembic.config import Config
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def default_url(instance_path: str | os.PathLike | None = None) -> str:
+def default_url(instance_path: str | os.PathLike[str] | None = None) -> str:
     """``DATABASE_URL`` if set, else ``sqlite:///<instance>/rule130.db``."""
     if os.environ.get("DATABASE_URL"):
         return os.environ["DATABASE_URL"]
@@ -32,7 +36,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):  # pragma: no cover - trivial
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:  # pragma: no cover - trivial
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             if ":memory:" not in url:
@@ -65,7 +69,7 @@ def upgrade(url: str, revision: str = "head") -> None:
     command.upgrade(_alembic_config(url), revision)
 
 
-def _alembic_config(url: str):
+def _alembic_config(url: str) -> Config:
     from alembic.config import Config
 
     config = Config()
@@ -78,7 +82,10 @@ def head_revision() -> str:
     """The newest schema revision this code knows (its latest Alembic migration, e.g. ``0020_…``)."""
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(_alembic_config("sqlite://")).get_current_head()
+    head = ScriptDirectory.from_config(_alembic_config("sqlite://")).get_current_head()
+    if head is None:
+        raise RuntimeError("the migrations folder holds no revision")
+    return head
 
 
 def schema_revision(engine: Engine) -> tuple[str | None, bool]:

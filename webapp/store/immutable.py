@@ -47,4 +47,4 @@ def _cancelled_once(document: CaseDocument) -> bool:
     changed = {attr.key for attr in attrs if attr.history.has_changes()}
     if not changed or not changed <= set(CANCELLATION):
         return False
-    return all(not attrs[name].history.deleted or attrs[name].history.deleted[0] is None for name in CANCELLATION)
+    return all(next(iter(attrs[name].history.deleted or ()), None) is None for name in CANCELLATION)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Date,
@@ -20,16 +20,17 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 
-class UTCDateTime(TypeDecorator):
+class UTCDateTime(TypeDecorator[datetime]):
     """An offset-aware instant stored as UTC (SQLite keeps no offset; PostgreSQL uses timestamptz)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
-    def process_bind_param(self, value: datetime | None, dialect) -> datetime | None:
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
@@ -37,10 +38,11 @@ class UTCDateTime(TypeDecorator):
         value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
-    def process_result_value(self, value: datetime | None, dialect) -> datetime | None:
+    def process_result_value(self, value: Any | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        instant: datetime = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return instant
 
 
 class Base(DeclarativeBase):
@@ -147,7 +149,7 @@ class ProcessDraft(Base):
     saved_at: Mapped[datetime] = mapped_column(UTCDateTime())
     revision: Mapped[int] = mapped_column(Integer, default=1)
 
-    __mapper_args__: ClassVar[dict[str, Any]] = {"version_id_col": revision}
+    __mapper_args__ = {"version_id_col": revision}  # noqa: RUF012 (a mapper setting, read once by SQLAlchemy)
 
 
 class Case(Base):
@@ -179,7 +181,7 @@ class Case(Base):
     submission_key: Mapped[str | None] = mapped_column(String(80))
     submission_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of what that call sent
 
-    __mapper_args__: ClassVar[dict[str, Any]] = {"version_id_col": lock_version}
+    __mapper_args__ = {"version_id_col": lock_version}  # noqa: RUF012 (a mapper setting, read once by SQLAlchemy)
 
 
 class CaseEvent(Base):
@@ -490,3 +492,16 @@ class CaseAct(Base):
     corrected_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     correction_reason: Mapped[str | None] = mapped_column(Text)
     correction_event_id: Mapped[int | None] = mapped_column(Integer)
+
+
+Row = TypeVar("Row", bound=Base)
+
+
+def get_row(session: Session, model: type[Row], key: Any) -> Row:
+    """The row of ``model`` with primary key ``key``, which a foreign key or the caller's own earlier
+    read guarantees (the Panchayat of a case, the user of a session). Raises LookupError naming the
+    table and key when it is not there: a defect, never an officer's mistake."""
+    found = session.get(model, key)
+    if found is None:
+        raise LookupError(f"no {model.__tablename__} row {key!r}")
+    return found

@@ -18,7 +18,8 @@ _KEY = "rule130.txcache"
 
 def of(session: Session, name: str) -> dict[Any, Any]:
     """The dict ``name`` of this session's current transaction (empty at first)."""
-    return session.info.setdefault(_KEY, {}).setdefault(name, {})
+    caches: dict[str, dict[Any, Any]] = session.info.setdefault(_KEY, {})
+    return caches.setdefault(name, {})
 
 
 @event.listens_for(Session, "after_transaction_end")

@@ -130,7 +130,7 @@ def _before_commit(session: Session) -> None:
 def _after_commit(session: Session) -> None:
     due = session.info.pop(_PENDING, None)
     if due is not None:
-        signal_local(session.get_bind(), due)
+        signal_local(session.get_bind().engine, due)
 
 
 def _after_rollback(session: Session) -> None:

@@ -75,7 +75,7 @@ def words(identifier: str | None) -> str:
 RADIO_LIMIT = 5  # choices shown as radios (all visible at once); more go in a select
 
 
-def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
+def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
     """The inputs of a task's JSON Schema form, in schema order.
 
     string -> text input (textarea when longer than 200 characters), integer/number -> a text
@@ -111,7 +111,7 @@ def form_fields(schema: dict | None, values: dict[str, Any], errors: dict[str, s
     return fields
 
 
-def submitted_form(schema: dict | None) -> dict[str, Any]:
+def submitted_form(schema: dict[str, Any] | None) -> dict[str, Any]:
     """The posted values of the schema's fields (whole numbers as int for integer fields; anything
     else stays text, for the service to check and to name if wrong)."""
     props = (schema or {}).get("properties") or {}
