@@ -5,8 +5,13 @@ Layers (one direction): web / api / cli / timer worker -> services -> engine -> 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def create_app(test_config=None):
+if TYPE_CHECKING:
+    from flask import Flask
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """See :func:`webapp.app.create_app`."""
     from .app import create_app as _create_app
     return _create_app(test_config)

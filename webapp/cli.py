@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -75,7 +75,7 @@ def serve(host: str, port: int, no_worker: bool, database_url: str | None) -> No
             sys.exit(2)
 
     _check_settle()
-    config = {"RUN_TIMER_WORKER": not no_worker}
+    config: dict[str, Any] = {"RUN_TIMER_WORKER": not no_worker}
     if database_url:
         config["DATABASE_URL"] = database_url
     try:
@@ -197,16 +197,16 @@ def simulate(scenarios: tuple[str, ...], as_json: bool, database_url: str | None
                                    for path, scenario, outcome in zip(scenarios, parsed, outcomes, strict=False)],
                                   indent=2, ensure_ascii=False))
     failed = False
-    for scenario, outcome in zip(parsed, outcomes, strict=False):
+    for run, outcome in zip(parsed, outcomes, strict=False):
         if not as_json:
-            click.echo(f"scenario {scenario.name}: case {outcome.case_number}")
+            click.echo(f"scenario {run.name}: case {outcome.case_number}")
             for event in outcome.timeline:
                 note = f" — {event['message']}" if event.get("message") else ""
                 click.echo(f"  {event['at']}  {event['kind']:<12} {event['name']}  [{event['actor']}]{note}")
             result = {k: v for k, v in outcome.result.items() if k != "timeline"}
             click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         for line in outcome.mismatches:
-            click.echo(f"MISMATCH {scenario.name}: {line}" if len(parsed) > 1 else f"MISMATCH {line}", err=True)
+            click.echo(f"MISMATCH {run.name}: {line}" if len(parsed) > 1 else f"MISMATCH {line}", err=True)
         failed = failed or bool(outcome.mismatches)
         if not as_json and not outcome.mismatches:
             click.echo("all expectations held")
@@ -308,7 +308,7 @@ def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, 
 @click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
 @database_option
 def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None,
-                display_name: str | None, password_file, database_url: str | None) -> None:
+                display_name: str | None, password_file: TextIO | None, database_url: str | None) -> None:
     """Create a user. Neither --panchayat nor --samiti: an installation-wide administrator."""
     from .services import users
 
@@ -452,7 +452,7 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
 
     with _sessions(database_url)() as session:
         verdict = trail.verify(session, recorded_head)
-    if verdict.ok:
+    if verdict.ok and verdict.records is not None:
         click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}; "
                    f"record it as {verdict.checked}:{verdict.head}"
                    + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else "")

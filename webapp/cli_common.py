@@ -4,10 +4,15 @@ URL, and running one function as a transaction that prints a refusal and exits 2
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
+from sqlalchemy.orm import Session, sessionmaker
 
 from .errors import Rule130Error
+
+T = TypeVar("T")
 
 
 def _url(database_url: str | None) -> str:
@@ -15,7 +20,7 @@ def _url(database_url: str | None) -> str:
     return database_url or db.default_url()
 
 
-def _in_transaction(database_url: str | None, fn, *args, **kwargs):
+def _in_transaction(database_url: str | None, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run ``fn(session, *args, **kwargs)`` and commit; a refusal prints ``refused: ...`` and exits 2."""
     with _sessions(database_url)() as session:
         try:
@@ -27,7 +32,7 @@ def _in_transaction(database_url: str | None, fn, *args, **kwargs):
     return result
 
 
-def _sessions(database_url: str | None):
+def _sessions(database_url: str | None) -> sessionmaker[Session]:
     from .store import db
     return db.session_factory(db.make_engine(_url(database_url)))
 

@@ -7,6 +7,8 @@ breaks the rule, an inactive user), with the reason on standard error.
 
 from __future__ import annotations
 
+from typing import TextIO
+
 import click
 
 from .cli_common import _in_transaction, database_option
@@ -16,7 +18,7 @@ from .cli_common import _in_transaction, database_option
 @click.argument("name")
 @click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
 @database_option
-def set_password_command(name: str, password_file, database_url: str | None) -> None:
+def set_password_command(name: str, password_file: TextIO | None, database_url: str | None) -> None:
     """Give the user NAME a new password (asked twice, or read from --password-file). It must pass
     the password rule; every session of NAME ends; NAME's API tokens keep working."""
     from .services import passwords

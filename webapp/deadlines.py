@@ -58,7 +58,9 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
         proviso, (b)(i)).
     """
     dl = deadlines(cf)
-    plus = lambda d, n: d + timedelta(days=n) if d else None
+    def plus(day: date | None, days: int) -> date | None:
+        return day + timedelta(days=days) if day else None
+
     report_day = legal_time.local_day(cf.report_raised_at, cf.timezone) if cf.report_raised_at else None
     final = cf.final_on
     # the day the cattle can be delivered: final, or (if later) back from another objector, back
@@ -67,9 +69,9 @@ def service_level(cf: CaseFile, element_id: str) -> tuple[date | None, str | Non
     held = cf.held_by_another_objector()
     if final and held is not None:
         deliver_from = held.returned_on or plus(final, cf.return_period_days + 1)
-    if final and cf.sale is not None and cf.sale.returned_on is not None:
+    if final and deliver_from and cf.sale is not None and cf.sale.returned_on is not None:
         deliver_from = max(deliver_from, cf.sale.returned_on)
-    if final and cf.dispatch is not None and cf.dispatch.remitted_on is not None:
+    if final and deliver_from and cf.dispatch is not None and cf.dispatch.remitted_on is not None:
         deliver_from = max(deliver_from, cf.dispatch.remitted_on)
     levels: dict[str, tuple[date | None, str | None, date | None]] = {
         "ut_release": (dl["release_last_day"], "release window", dl["release_last_day"]),

@@ -398,12 +398,12 @@ def render_for(language: str | None, template: str, **params: Any) -> str:
         if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
             return format_day(value, language)
         if isinstance(value, str) and value and key in TRANSLATED_PARAMS:
-            return catalogue.gettext(value.replace("_", " "))
+            return str(catalogue.gettext(value.replace("_", " ")))
         return value
 
     english = template.format(**params)
     try:
-        return catalogue.gettext(template).format(**{k: shown(k, v) for k, v in params.items()})
+        return str(catalogue.gettext(template)).format(**{k: shown(k, v) for k, v in params.items()})
     except (KeyError, IndexError, ValueError):
         log.warning("the %s translation of %r does not fit its parameters", language, template)
         return english
@@ -438,10 +438,10 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(f"^{regex}$")
 
 
-def retranslate(text: Any, templates: tuple[str, ...] = MEMOS, language: str | None = None) -> str:
+def retranslate(value: Any, templates: tuple[str, ...] = MEMOS, language: str | None = None) -> str:
     """An English text the handlers stored (a ledger memo) in the reader's language: the catalogue
     entry among ``templates`` it was made from, with its values (names) kept; else the text as it is."""
-    text = str(text or "")
+    text = str(value or "")
     catalogue = _catalogue(language)
     if isinstance(templates, str):  # a filter's argument: "words" also looks the text up as words
         templates = MEMOS
@@ -449,7 +449,7 @@ def retranslate(text: Any, templates: tuple[str, ...] = MEMOS, language: str | N
         match = _pattern(template).match(text)
         if match:
             try:
-                return catalogue.gettext(template) % match.groupdict()
+                return str(catalogue.gettext(template)) % match.groupdict()
             except (KeyError, ValueError, TypeError):
                 return text
     return text
@@ -460,7 +460,7 @@ def format_clause(text: Any, language: str | None = None) -> str:
     word through the catalogue (:data:`CLAUSE_WORDS`); a reading sentence through its own entry."""
     text = str(text or "")
     catalogue = _catalogue(language)
-    whole = catalogue.gettext(text) if text else text
+    whole = str(catalogue.gettext(text)) if text else text
     if whole != text or not text:
         return whole
     words = sorted(CLAUSE_WORDS, key=len, reverse=True)

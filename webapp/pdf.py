@@ -199,7 +199,8 @@ class Renderer:
 
     async def _print_on(self, page: Any, html: str) -> bytes:
         await page.set_content(html, wait_until="load")
-        return await page.pdf(print_background=True, prefer_css_page_size=True, tagged=True, format="A4")
+        printed: bytes = await page.pdf(print_background=True, prefer_css_page_size=True, tagged=True, format="A4")
+        return printed
 
     async def _ready_page(self) -> Any:
         if self._page is not None and self._browser is not None and self._browser.is_connected():
@@ -335,7 +336,8 @@ def _renumber_structure_ids(writer: Any) -> None:
         for attribute in attributes if isinstance(attributes, ArrayObject) else [attributes]:
             attribute = attribute.get_object() if attribute is not None else None
             if isinstance(attribute, DictionaryObject) and "/Headers" in attribute:
-                attribute[_name("/Headers")] = ArrayObject(rename(h) for h in attribute["/Headers"].get_object())
+                headers: Any = attribute["/Headers"].get_object()  # an array of ids (PDF 32000-1, 14.8.5.7)
+                attribute[_name("/Headers")] = ArrayObject(rename(h) for h in headers)
 
     id_tree = tree.get("/IDTree")
     if id_tree is None:
@@ -351,14 +353,14 @@ def _renumber_structure_ids(writer: Any) -> None:
 
     collect(id_tree)
     entries = [(rename(names[i]), names[i + 1]) for leaf in leaves
-               for names in [leaf["/Names"].get_object()] for i in range(0, len(names) - 1, 2)]
+               for names in [_array(leaf["/Names"])] for i in range(0, len(names) - 1, 2)]
     entries.sort(key=lambda entry: str(entry[0]))
     remaining = iter(entries)
 
     def refill(node: DictionaryObject) -> tuple[Any, Any] | None:  # its (first, last) keys, for /Limits
         bounds = [b for b in (refill(kid.get_object()) for kid in node.get("/Kids", [])) if b is not None]
         if "/Names" in node:
-            mine = [next(remaining) for _ in range(len(node["/Names"].get_object()) // 2)]
+            mine = [next(remaining) for _ in range(len(_array(node["/Names"])) // 2)]
             node[_name("/Names")] = ArrayObject(item for entry in mine for item in entry)
             if mine:
                 bounds.append((mine[0][0], mine[-1][0]))
@@ -436,3 +438,9 @@ def render(html: str, created: datetime, modified: datetime | None = None) -> by
     """
     body = shared().pdf(html)
     return finish(body, html, created, modified)
+
+
+def _array(value: Any) -> Any:
+    """The array a PDF entry holds (``/Names`` of a name tree, PDF 32000-1, 7.9.6), through its
+    indirect reference if it is one."""
+    return value.get_object()

@@ -419,7 +419,17 @@ def task_spec_by_id(parsed: ParsedProcess, bpmn_id: str) -> Any | None:
 
 def spec_form_name(task_spec: Any) -> str | None:
     """The JSON Schema form file (e.g. ``record_bid.json``) a user task spec names, or None."""
-    return (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
+    name: str | None = (task_spec.extensions.get("properties") or {}).get(FORM_PROPERTY)
+    return name
+
+
+def task_form_name(task_spec: Any) -> str:
+    """The form file a user task spec names; every deployed user task names one (the parser refuses
+    a diagram whose user task has none). Raises EngineFailure naming the task if it does not."""
+    name = spec_form_name(task_spec)
+    if name is None:
+        raise EngineFailure(f"the user task {getattr(task_spec, 'bpmn_name', None) or task_spec.name} names no form")
+    return name
 
 
 def is_waiting_for_message(workflow: BpmnWorkflow, name: str) -> bool:

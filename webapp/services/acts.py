@@ -26,7 +26,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import BindParameter, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -38,7 +38,7 @@ COLUMNS = ("state_json", "file_json", "status", "outcome", "next_timer_due", "ne
 INSTANTS = ("next_timer_due", "next_alert_at", "closed_at")
 MARKS = ("event", "ledger", "document", "task", "notification")
 
-_CASE = bindparam("case_id")
+_CASE: BindParameter[int] = bindparam("case_id")
 # the highest id of each kind of row before an act (notifications of all cases: their case column has no index)
 _MARKS = select(
     select(func.max(CaseEvent.id)).where(CaseEvent.case_id == _CASE).scalar_subquery(),
@@ -65,7 +65,8 @@ def snapshot(case: Case) -> bytes:
 
 def before_values(before: bytes) -> dict[str, Any]:
     """The columns :func:`snapshot` kept, as stored (instants and rupees as text)."""
-    return json.loads(zlib.decompress(before).decode("utf-8"))
+    values: dict[str, Any] = json.loads(zlib.decompress(before).decode("utf-8"))
+    return values
 
 
 def restore_columns(case: Case, before: bytes) -> dict[str, Any]:

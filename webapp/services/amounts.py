@@ -61,7 +61,8 @@ def parse_amount(value: object, field: str, label: str | None = None, *, positiv
                       {field: M_("negative")})
     if positive and amount == 0:
         raise Refused(M_("%(label)s: the amount must be more than zero", label=label), {field: M_("zero")})
-    if amount.as_tuple().exponent < -2:
+    exponent = amount.as_tuple().exponent  # an int for a finite amount (NaN and infinity were refused above)
+    if isinstance(exponent, int) and exponent < -2:
         raise Refused(M_("%(label)s: rupees take at most two decimals (paise), not %(text)s", label=label, text=typed),
                       {field: M_("too many decimals")})
     if amount > LARGEST:

@@ -5,6 +5,7 @@ the API and the simulator show (deadlines, sale, fees, ledger, payments).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -25,7 +26,7 @@ import handlers
 from handlers.context import HandlerContext
 
 from .. import casefile, clock, fees, legal_time, logs, textguard
-from ..casefile import Animal, Appeal, CaseFile, Objection, name_key
+from ..casefile import Animal, Appeal, CaseFile, Objection, name_key, present
 
 # re-exported: the services and pages ask cases for a case's deadlines, its ledger's expectations and
 # the case itself within scope, whichever module computes them
@@ -44,7 +45,7 @@ from ..errors import (
 )
 from ..i18n import M_, OR, message_list
 from ..store import audit
-from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User
+from ..store.models import Case, CaseEvent, CaseNumberSequence, Panchayat, TimerFiring, User, get_row
 from . import acts, alerts, documents, holds, ledger, live, notifications, repository, tariffs, uow
 from .ledger import expectations as expectations
 from .scope import get_case as get_case
@@ -115,7 +116,7 @@ class CaseRun:
                              attached_to=attached_to(task))
         return fn(ctx, **params)
 
-    def notify(self, roles: list[str], template: str, **params: str) -> None:
+    def notify(self, roles: list[str], template: str, **params: Any) -> None:
         """Notify the officers of ``roles`` in the case's scope and record it in the history."""
         self._sync_columns()
         self.notified_roles.update(roles)
@@ -143,7 +144,7 @@ class CaseRun:
 
     def _held(self) -> None:
         if self.case.held_incident_id is not None:
-            incident = holds.holding(self.session, self.case)
+            incident = present(holds.holding(self.session, self.case), "incident holding the case")
             raise CaseHeld(holds.held_message(self.case.case_number, incident), incident_id=incident.id)
 
     def _failed(self, failure: EngineFailure, element_id: str | None = None, kind: str | None = None) -> TaskFailed:
@@ -152,7 +153,7 @@ class CaseRun:
         spec = runtime.task_spec_by_id(self.loaded.parsed, element_id) if element_id else None
         return TaskFailed(failure.message, case_id=self.case.id, element_id=element_id,
                           element_name=getattr(failure, "element_name", None) or getattr(spec, "bpmn_name", None),
-                          kind=kind or getattr(failure, "kind", "handler_error"),
+                          kind=kind or getattr(failure, "kind", None) or "handler_error",
                           snapshot={"task_data": getattr(failure, "task_data", {}),
                                     "case_file": json.loads(casefile.dump(self.cf))})
 
@@ -169,7 +170,7 @@ class CaseRun:
             self._ready_before = alerts.ready_ids(self)
         # The history lists rows in insertion order within an instant: a timer's row goes in before
         # the rows its firing caused (written while the engine runs), at the instant it fired.
-        started, caused = clock.now(), []
+        started, caused = clock.now(), list[Any]()
         armed_before = {timer.task_id for timer in runtime.armed_timers(self.wf)}
         self._caused = caused
         try:
@@ -364,9 +365,9 @@ def _animal_records(animals: Any, tariff: dict[str, dict[str, Decimal]]) -> list
             raise Refused(M_("animal %(position)s: unknown species %(species)s; known: %(known)s", position=position,
                              species=species, known=message_list([M_(s) for s in tariff])),
                           {"animals": M_("animal %(position)s: unknown species", position=position)})
-        tag = str(raw.get("tag") or "").strip()
-        textguard.check_one_line(tag, "animals", M_("animal %(position)s: the tag", position=position))
-        tag = None if textguard.is_blank(tag) else tag
+        typed_tag = str(raw.get("tag") or "").strip()
+        textguard.check_one_line(typed_tag, "animals", M_("animal %(position)s: the tag", position=position))
+        tag = None if textguard.is_blank(typed_tag) else typed_tag
         if tag and tag.casefold() in tags:  # an ear tag reads the same in either letter case
             raise Refused(M_("animal %(position)s: the tag %(tag)s is given twice", position=position, tag=tag), {"animals": M_("duplicate tag")})
         if tag:
@@ -400,7 +401,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
         AlreadySubmitted: a case was started with this key (named; nothing recorded again).
     """
     _require_role(user, "pound_keeper")
-    panchayat = session.get(Panchayat, user.panchayat_id)
+    panchayat = get_row(session, Panchayat, user.panchayat_id)
     sent = _fingerprint(impounded_at, place_seized, place_impounded, nearest_village, animals)
     if submission_key is not None:
         _check_submission_key(submission_key)
@@ -423,7 +424,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
             return None
 
     when = checked(lambda: _impounded_instant(impounded_at))
-    places = {field: checked(lambda value=value, label=label, field=field: _text(value, label, field))
+    places = {field: checked(functools.partial(_text, value, label, field))
               for field, value, label in (("place_seized", place_seized, M_("the place seized")),
                                           ("place_impounded", place_impounded, M_("the place impounded")),
                                           ("nearest_village", nearest_village,
@@ -616,7 +617,7 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     decided = next((a for a in cf.appeals if a.decision and name_key(a.appellant) == name_key(appellant)), None)
     if decided is not None:  # the appellate authority's decision on it is final (Rule 130(e) proviso)
         raise Refused(M_("the appeal of %(name)s was decided on %(day)s (%(decision)s); that decision is final",
-                         name=decided.appellant, day=decided.decided_on, decision=M_(decided.decision)),
+                         name=decided.appellant, day=decided.decided_on, decision=M_(decided.decision or "")),
                       {"appellant": M_("appeal already decided")})
     own = cf.objection_of(appellant)
     if own is not None and own.decision == "proved":  # at most one claim stands proved (rules.py)
@@ -742,13 +743,13 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
     textguard.check({"calf_tag": tag or "", "calf_description": description or ""}, "")
     textguard.check_one_line(tag, "calf_tag", M_("the calf's tag"))
     textguard.check_one_line(description, "calf_description", M_("the calf's description"))
-    tag = None if textguard.is_blank(tag) else tag.strip()
+    tag = None if tag is None or textguard.is_blank(tag) else tag.strip()
     if tag and len(tag) > 200:
         raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})
     if tag and any(a.tag and a.tag.casefold() == tag.casefold() for a in cf.animals):
         raise Refused(M_("the tag %(tag)s is already on an animal of this case", tag=tag), {"calf_tag": M_("tag in use")})
     # stored in English, shown in each reader's language (i18n.MEMOS)
-    text = f"calf of {mother.label}" if textguard.is_blank(description) else description.strip()
+    text = f"calf of {mother.label}" if description is None or textguard.is_blank(description) else description.strip()
     if len(text) > 200:
         raise Refused(M_("the calf's description is longer than 200 characters"), {"calf_description": M_("too long")})
     calf = Animal(position=len(cf.animals) + 1, species=mother.species, description=text, tag=tag, fine=ZERO,

@@ -184,8 +184,8 @@ def inside_address(host: str) -> str | None:
     except (OSError, UnicodeError):
         return None
     for address in addresses:
-        ip = ipaddress.ip_address(address.split("%")[0])
-        if getattr(ip, "ipv4_mapped", None) is not None:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(str(address).split("%")[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
         if not ip.is_global or ip.is_multicast:
             return str(ip)

@@ -234,8 +234,8 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
         reversals.append(book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal",
                                    clause=entry.clause, memo=f"reversal of entry {entry.id} ({entry.kind})",
                                    reversal_of=entry.id, reason=text))
-    for row in plan.documents:
-        row.cancelled_at, row.cancelled_by, row.cancel_reason = now, user.id, text
+    for document in plan.documents:
+        document.cancelled_at, document.cancelled_by, document.cancel_reason = now, user.id, text
     session.flush()
     try:
         ledger.check_invariants(session, case, restored["status"] == "completed", cases.expectations(case))

@@ -33,7 +33,8 @@ from .. import clock
 from ..errors import Conflict, NotFound, Refused
 from ..i18n import M_, N_, render_for
 from ..store import txcache
-from ..store.models import Case, Delivery, Notification, NotificationPreference, User
+from ..store.db import rows_matched
+from ..store.models import Case, Delivery, Notification, NotificationPreference, User, get_row
 from . import channels
 from .users import managed_users
 
@@ -126,13 +127,13 @@ def _claim(sessions: sessionmaker[Session], settings: channels.ChannelSettings, 
         if passed:
             query = query.where(Delivery.id.not_in(passed))
         for delivery_id, status, next_at in session.execute(query).all():
-            claimed = session.execute(
-                update(Delivery)
+            claimed = rows_matched(
+                session, update(Delivery)
                 .where(Delivery.id == delivery_id, Delivery.status == status, Delivery.next_attempt_at == next_at)
                 .values(status="sending", attempts=Delivery.attempts + 1,
                         next_attempt_at=now + timedelta(seconds=settings.claim_seconds))
                 .execution_options(synchronize_session=False))
-            if claimed.rowcount == 1:
+            if claimed == 1:
                 session.commit()
                 return delivery_id
         session.rollback()
@@ -140,9 +141,9 @@ def _claim(sessions: sessionmaker[Session], settings: channels.ChannelSettings, 
 
 
 def _message(session: Session, delivery: Delivery) -> tuple[Notification, Case | None, User]:
-    notification = session.get(Notification, delivery.notification_id)
-    case = session.get(Case, notification.case_id) if notification.case_id else None
-    return notification, case, session.get(User, notification.user_id)
+    notification = get_row(session, Notification, delivery.notification_id)
+    case = get_row(session, Case, notification.case_id) if notification.case_id else None
+    return notification, case, get_row(session, User, notification.user_id)
 
 
 def _send(session: Session, settings: channels.ChannelSettings, delivery: Delivery) -> None:
@@ -169,7 +170,7 @@ def _send(session: Session, settings: channels.ChannelSettings, delivery: Delive
 def attempt(sessions: sessionmaker[Session], settings: channels.ChannelSettings, delivery_id: int) -> Outcome:
     """Send one claimed delivery and record the result (its own short transaction)."""
     with sessions() as session:
-        delivery = session.get(Delivery, delivery_id)
+        delivery = get_row(session, Delivery, delivery_id)  # claimed by this worker (claim_next)
         channel = delivery.channel
         try:
             _send(session, settings, delivery)
@@ -260,10 +261,10 @@ def retry_now(session: Session, admin: User, delivery_id: int) -> Delivery:
         raise Refused(M_("delivery %(id)s is %(status)s; only a failed or waiting delivery is sent again",
                          id=delivery_id, status=row.status))
     now = clock.now()
-    hit = session.execute(update(Delivery).where(Delivery.id == row.id, Delivery.status == row.status,
+    hit = rows_matched(session, update(Delivery).where(Delivery.id == row.id, Delivery.status == row.status,
                                                  Delivery.next_attempt_at == row.next_attempt_at)
                           .values(status="pending", next_attempt_at=now).execution_options(synchronize_session=False))
-    if not hit.rowcount:
+    if not hit:
         raise Conflict(M_("delivery %(id)s changed at the same moment; reload the log", id=delivery_id))
     session.refresh(row)
     return row

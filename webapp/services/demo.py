@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
-from ..store.models import Panchayat
+from ..store.models import Case, Panchayat
 from . import cases, tasks, timers, uow, users
 
 # (user name, role, display name): the display name is the person's name only; the pages show the
@@ -42,7 +42,7 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
         session.commit()
     now = clock.now()
     keeper, secretary = made["pound_keeper"], made["secretary"]
-    start: Callable[..., object] = cases.start_case
+    start: Callable[..., Case] = cases.start_case
     uow.perform(sessions, "start_case", start, keeper, impounded_at=now - timedelta(days=4),
                 place_seized="Bhimpura fields", place_impounded="Kanji House, Rampura", nearest_village="Bhimpura",
                 animals=[{"species": "cow", "description": "brown cow, white patch on forehead", "tag": "RJ-1001"},

@@ -101,9 +101,9 @@ def read_submission(bpmn: Any, forms: Any) -> Submission:
         try:
             schema = json.loads(text) if isinstance(value, str) else value
         except ValueError as error:
-            line = getattr(error, "lineno", None)
+            line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
             problems.append(Problem(f"form {name} is not JSON: {getattr(error, 'msg', error)}"
-                                    + (f" (line {line}, column {error.colno})" if line else "")))
+                                    + (f" (line {line}, column {column})" if line else "")))
             continue
         if not isinstance(schema, dict):
             problems.append(Problem(f"form {name} is not a JSON Schema: it must be a JSON object"))

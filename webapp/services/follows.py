@@ -132,7 +132,7 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
                 and (title, lane) not in told_of:
             told_of.add((title, lane))
             follows.append(Follow(M_("“%(task)s” opens for the %(role)s", task=M_(title), role=_words(lane))))
-    roles = []
+    roles: list[str] = []
     for event in events:
         if event.kind == "notification":
             roles.extend(r for r in (event.actor_role or "").split(",") if r and r not in roles)

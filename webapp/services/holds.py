@@ -18,7 +18,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from .. import clock
 from ..errors import CONFLICT_MESSAGE, CaseHeld, Conflict, StartFailed, TaskFailed
 from ..i18n import M_, N_
-from ..store.models import Case, CaseEvent, Incident, User
+from ..store.models import Case, CaseEvent, Incident, User, get_row
 from . import notifications
 
 log = logging.getLogger("rule130.incidents")
@@ -76,7 +76,7 @@ def _open_incident(sessions: sessionmaker[Session], failure: TaskFailed, action:
         if case is None:
             return start_failed(failure)
         if case.held_incident_id is not None:  # a retry that failed again: the same incident, one more attempt
-            incident = session.get(Incident, case.held_incident_id)
+            incident = get_row(session, Incident, case.held_incident_id)
             incident.attempts += 1
             incident.message, incident.kind, incident.data_json = failure.message, failure.kind, _snapshot(failure)
             _audit(session, case, "incident", "Incident: the step failed again; case still held", failure.element_id,

@@ -39,7 +39,7 @@ _kept: OrderedDict[Key, tuple[int, str, Any]] = OrderedDict()
 
 
 def _key(session: Session, case_id: int) -> Key:
-    return (str(session.get_bind().url), case_id)
+    return (str(session.get_bind().engine.url), case_id)
 
 
 def _fingerprint(workflow: Any) -> tuple[Any, ...]:

@@ -45,7 +45,7 @@ from ..engine import runtime
 from ..engine.sandbox import SERVICE_LEVEL_OPERATION
 from ..errors import NotFound, Refused, Rule130Error
 from ..i18n import M_, N_, message_list
-from ..store.models import Case, ProcessVersion, User
+from ..store.models import Case, ProcessVersion, User, get_row
 from . import repository, uow, versions
 from .cases import CaseRun
 
@@ -142,7 +142,7 @@ def _blocking(diff: WorkflowDiff, spec_diff: SpecDiff, target: int) -> list[str]
     return list(dict.fromkeys(reasons))  # a loop's many instances of one task: say it once
 
 
-def _open_tasks(workflow: Any) -> Counter[int]:
+def _open_tasks(workflow: Any) -> Counter[tuple[str, str]]:
     return Counter((getattr(t.task_spec, "bpmn_id", None) or t.task_spec.name, TaskState.get_name(t.state))
                    for t in workflow.get_tasks(state=TaskState.READY | TaskState.WAITING | TaskState.STARTED)
                    if getattr(t.task_spec, "bpmn_id", None))
@@ -277,7 +277,7 @@ def _find_case(session: Session, process_id: str, case_ref: int | str) -> Case:
     case = session.scalar(select(Case).where(Case.case_number == text)) if len(text) <= 40 else None
     if case is None and text.isascii() and text.isdigit() and len(text) <= 18:
         case = session.get(Case, int(text))
-    if case is None or session.get(ProcessVersion, case.process_version_id).process_id != process_id:
+    if case is None or get_row(session, ProcessVersion, case.process_version_id).process_id != process_id:
         raise NotFound(M_("no case %(case_ref)s of process %(process_id)s", case_ref=case_ref, process_id=process_id))
     return case
 
@@ -295,7 +295,7 @@ def plan(session: Session, actor: User | str, process_id: str, to: int,
     cases = [_find_case(session, process_id, case_ref)] if case_ref is not None else running_cases(session, process_id)
     verdicts = []
     for case in cases:
-        source = repository.load(session.get(ProcessVersion, case.process_version_id))
+        source = repository.load(get_row(session, ProcessVersion, case.process_version_id))
         verdicts.append(migrate_instance(case, source, target)[1])
     return verdicts
 
@@ -305,7 +305,7 @@ def _move(session: Session, actor: User | str, process_id: str, to: int, case_re
     name = versions.actor_name(actor)
     target = _target(session, process_id, to)
     case = _find_case(session, process_id, case_ref)
-    source = repository.load(session.get(ProcessVersion, case.process_version_id))
+    source = repository.load(get_row(session, ProcessVersion, case.process_version_id))
     moved, verdict = migrate_instance(case, source, target)
     if moved is None:
         raise Refused(M_("case %(case)s cannot move to version %(number)s: %(reasons)s", case=case.case_number,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
@@ -66,7 +66,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[int(min(rank, len(ordered))) - 1]
 
 
-def _scoped(query: Select, user: User) -> Select:
+AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
+
+def _scoped(query: AnySelect, user: User) -> AnySelect:
     """Limit a query that joins ``case_instance`` to the administrator's scope (RULE: users.can_see)."""
     if user.panchayat_id is not None:
         return query.where(Case.panchayat_id == user.panchayat_id)
@@ -107,7 +109,7 @@ def lag_report(session: Session, user: User, now: datetime, *, limit: int = 50) 
                      p99_seconds=percentile(lags, 99) if lags else None,
                      max_seconds=max(lags) if lags else None,
                      overdue_count=len(due),
-                     oldest_overdue_seconds=max(((now - d).total_seconds() for d in due), default=0.0))
+                     oldest_overdue_seconds=max(((now - d).total_seconds() for d in due if d is not None), default=0.0))
 
 
 # -- Prometheus: computed from the database at scrape time ----------------------------------------

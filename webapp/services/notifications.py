@@ -15,6 +15,7 @@ from .. import clock
 from ..errors import NotFound
 from ..i18n import M_, N_, current_language, render_for
 from ..store import txcache
+from ..store.db import rows_matched
 from ..store.models import Case, Notification, NotificationPreference, Panchayat, User
 from . import deliveries, users
 
@@ -79,7 +80,8 @@ def _officers(session: Session, case: Case) -> list[User]:
         for user, pref in found:
             chosen.setdefault(user.id, pref)  # a choice saved earlier in this transaction stands
         known[key] = [user for user, _ in found]
-    return known[key]
+    recipients: list[User] = known[key]
+    return recipients
 
 
 def notify(session: Session, case: Case, roles: list[str], template: str, *, exclude_user_id: int | None = None,
@@ -129,7 +131,7 @@ def mark_read(session: Session, user: User, notification_id: int | None = None) 
     query = update(Notification).where(Notification.user_id == user.id, Notification.read_at.is_(None))
     if notification_id is not None:
         query = query.where(Notification.id == notification_id)
-    return session.execute(query.values(read_at=clock.now())).rowcount
+    return rows_matched(session, query.values(read_at=clock.now()))
 
 
 # -- the text of a notification for its reader ---------------------------------------------------

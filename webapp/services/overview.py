@@ -58,7 +58,8 @@ def labelled_for(bpmn_xml: str, language: str) -> bytes:
         name = (lane.get("name") or "").strip()
         if name:
             lane.set("name", catalogue.gettext(name.replace("_", " ")))
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+    drawn: bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+    return drawn
 
 
 @dataclass
@@ -342,7 +343,7 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
         if event.kind == "refusal" and named.get(name, ("", ""))[0]:
             name = named[name][0]  # an act by element id (the API, the simulator): the task's name
         rows.append(AuditRow(at=event.at, kind=event.kind, name=name, element_id=event.element_id,
-                             who=names.get(event.actor_user_id), role=role,
+                             who=names.get(event.actor_user_id) if event.actor_user_id is not None else None, role=role,
                              data=_amounts(_data(event.detail_json), amounts.get(event.element_id or "", SERVICE_AMOUNTS),
                                            choices.get(event.element_id or "", frozenset())),
                              clause=clause_of(version, event.element_id),

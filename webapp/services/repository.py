@@ -23,7 +23,7 @@ from ..engine import runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
 from ..errors import Conflict, InvalidDiagram, NotFound
 from ..i18n import M_
-from ..store.models import ProcessVersion, User
+from ..store.models import ProcessVersion, User, get_row
 from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,9 @@ class LoadedVersion:
     def version(self) -> ProcessVersion:
         """The version's row in the session the version was loaded in."""
         if self._version is None:
-            self._version = self._session.get(ProcessVersion, self.version_id)
+            if self._session is None:
+                raise LookupError(f"process version {self.version_id} was loaded without a session to read its row")
+            self._version = get_row(self._session, ProcessVersion, self.version_id)
         return self._version
 
 
@@ -195,7 +197,7 @@ def load_id(session: Session, version_id: int) -> LoadedVersion:
         cached = _cache.get(version_id)
     if content_hash is not None and cached is not None and cached[0] == content_hash:
         return LoadedVersion(version_id, cached[1], cached[2], _session=session)
-    return load(session.get(ProcessVersion, version_id))
+    return load(get_row(session, ProcessVersion, version_id))
 
 
 # -- deploying an old version again ----------------------------------------------------------------------
@@ -219,7 +221,7 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
     files = versions.version_files(session, old)
     forms = json.loads(old.forms_json)
     parsed = check(old.bpmn_xml.encode("utf-8"), forms, process_id)
-    newest = session.scalar(select(func.max(ProcessVersion.version)).where(ProcessVersion.process_id == process_id))
+    newest = session.scalar(select(func.max(ProcessVersion.version)).where(ProcessVersion.process_id == process_id)) or 0
     full_note = f"redeploy of v{number}" + (f": {note}" if note else "")
     version = ProcessVersion(process_id=process_id, version=newest + 1, content_hash=parsed.content_hash,
                              bpmn_xml=old.bpmn_xml, forms_json=old.forms_json, spec_json=old.spec_json,

@@ -37,7 +37,7 @@ def check(form_key: str) -> Callable[[Check], Check]:
     return register
 
 
-def fmt_day(day) -> str:
+def fmt_day(day: date) -> str:
     return day.isoformat()
 
 
@@ -52,13 +52,13 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
     """
     try:
         errors = sorted(forms.validator(schema).iter_errors(data), key=lambda e: list(e.path))
-    except Unresolvable as error:
+    except Unresolvable as unresolvable:
         raise Refused(M_("the form refers to %(ref)s outside itself, which is never fetched; nothing was saved. "
                          "An administrator must deploy a corrected form.",
-                         ref=str(getattr(error, "ref", "") or error))) from None
-    except forms.PatternRefused as error:
+                         ref=str(getattr(unresolvable, "ref", "") or unresolvable))) from None
+    except forms.PatternRefused as refused:
         raise Refused(M_("the form has a pattern that cannot be checked in linear time (%(detail)s); nothing was "
-                         "saved. An administrator must deploy a corrected form.", detail=str(error))) from None
+                         "saved. An administrator must deploy a corrected form.", detail=str(refused))) from None
     if not errors:
         return
     field_errors: dict[str, Any] = {}
@@ -136,7 +136,7 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
             bad[name] = refused
     if missing:
         titles = [schema.get("properties", {}).get(name, {}).get("title", name) for name in missing]
-        errors = {name: M_("this field is required") for name in missing}
+        errors: dict[str, str] = {name: M_("this field is required") for name in missing}
         errors.update({name: refused.field_errors.get(name, refused.message) for name, refused in bad.items()})
         message = M_("the form has errors: %(fields)s: this field is required",
                      fields=message_list([M_(title) for title in titles]))

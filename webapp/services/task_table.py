@@ -108,4 +108,4 @@ def table_ready_tasks(session: Session, case_id: int) -> set[tuple[str, str, str
     """(task id, element id, lane) of the case's ``ready`` rows."""
     rows = session.execute(select(CaseTask.task_id, CaseTask.element_id, CaseTask.lane)
                            .where(CaseTask.case_id == case_id, CaseTask.state == READY))
-    return {tuple(r) for r in rows}
+    return {(task_id, element_id, lane) for task_id, element_id, lane in rows}

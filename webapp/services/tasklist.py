@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -35,6 +35,7 @@ from ..deadlines import service_level as service_level
 from ..errors import CONFLICT_MESSAGE, Conflict, NotFound, NotPermitted, Refused
 from ..i18n import M_, N_, message_list
 from ..store import db
+from ..store.db import rows_matched
 from ..store.models import Case, CaseEvent, CaseTask, Panchayat, User
 from . import users
 from .scope import get_case
@@ -48,11 +49,13 @@ from .task_table import table_ready_tasks as table_ready_tasks
 
 # Statements run by every unit of work, built once: SQLAlchemy then reuses their compiled form
 # without building the expression and its cache key again (values are bound per call).
-_rows = CaseTask.__table__.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
-_HOLD = (update(CaseTask.__table__)
-         .where(_rows.case_id == bindparam("p_case_id"), _rows.task_id == bindparam("p_task_id"), _rows.state == READY,
-                or_(_rows.claimed_by.is_(None), _rows.claimed_by == bindparam("p_user_id")))
-         .values(claimed_by=_rows.claimed_by))
+_TASKS = cast(Table, CaseTask.__table__)
+_task_columns = _TASKS.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
+_HOLD = (update(_TASKS)
+         .where(_task_columns.case_id == bindparam("p_case_id"), _task_columns.task_id == bindparam("p_task_id"),
+                _task_columns.state == READY,
+                or_(_task_columns.claimed_by.is_(None), _task_columns.claimed_by == bindparam("p_user_id")))
+         .values(claimed_by=_task_columns.claimed_by))
 STATUSES = (N_("ready"), N_("overdue"), N_("escalated"), N_("mine"), N_("unclaimed"), N_("completed"),
             N_("cancelled"))  # marked for the catalogue: a refusal lists them, translated
 DEFAULT_TZ = "Asia/Kolkata"
@@ -328,13 +331,13 @@ def claim(session: Session, user: User, case_id: int | str, task_id: str) -> Cas
     _case, row = _visible_row(session, user, case_id, task_id)
     users.check_lane(user, row.lane)
     now = clock.now()
-    hit = session.execute(
-        update(CaseTask).where(CaseTask.id == row.id, CaseTask.state == READY,
+    hit = rows_matched(
+        session, update(CaseTask).where(CaseTask.id == row.id, CaseTask.state == READY,
                                or_(CaseTask.claimed_by.is_(None), CaseTask.claimed_by == user.id))
         .values(claimed_by=user.id, claimed_at=func.coalesce(CaseTask.claimed_at, now))
         .execution_options(synchronize_session=False))
     session.refresh(row)
-    if not hit.rowcount:
+    if not hit:
         if row.state != READY:
             raise Conflict(_no_longer_open(row))
         raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
@@ -351,11 +354,11 @@ def release(session: Session, user: User, case_id: int | str, task_id: str) -> C
     _case, row = _visible_row(session, user, case_id, task_id)
     if row.claimed_by is None:
         raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)))
-    hit = session.execute(
-        update(CaseTask).where(CaseTask.id == row.id, CaseTask.claimed_by == user.id)
+    hit = rows_matched(
+        session, update(CaseTask).where(CaseTask.id == row.id, CaseTask.claimed_by == user.id)
         .values(claimed_by=None, claimed_at=None).execution_options(synchronize_session=False))
     session.refresh(row)
-    if not hit.rowcount:
+    if not hit:
         raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
     return row
 

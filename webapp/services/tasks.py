@@ -112,7 +112,7 @@ def complete_task(session: Session, user: User, case_id: int | str, task_id: str
     users.check_lane(user, task.task_spec.lane)
     if task.state != TaskState.READY:
         # A timer may have closed it: a missed deadline is named before the task is called closed.
-        form = runtime.spec_form_name(task.task_spec)
+        form = runtime.task_form_name(task.task_spec)
         rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
         raise Conflict(M_("the task '%(bpmn_name)s' is no longer open: it was completed or closed", bpmn_name=M_(task.task_spec.bpmn_name)))
     return _complete(session, user, run, task.task_spec, data, lambda: runtime.find_task(run.wf, task_id))
@@ -141,7 +141,7 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
     if case.status != "running":
         # A case closed by a timer (e.g. the return period forfeiting the security): an act after
         # its deadline is still refused naming the last day; any other act, as the case is closed.
-        form = runtime.spec_form_name(task_spec)
+        form = runtime.task_form_name(task_spec)
         try:
             rules.clean(session, form.split(".")[0], run.loaded.parsed.forms[form], run.cf, data or {}, clock.now())
         except DeadlinePassed:
@@ -174,7 +174,7 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
               find: Any, *, objector: str | None = None) -> Case:
     run.begin_act()
     cases.check_after_impoundment(run.cf, clock.now())
-    form = runtime.spec_form_name(task_spec)
+    form = runtime.task_form_name(task_spec)
     schema = run.loaded.parsed.forms[form]
     cleaned = rules.clean(session, form.split(".")[0], schema, run.cf, data or {}, clock.now())
     run.run()  # timers due before this act fire first

@@ -23,7 +23,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sqlalchemy import delete, select
+from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import clock
@@ -56,7 +56,7 @@ def dialect_name(sessions: sessionmaker[Session]) -> str:
         return session.get_bind().dialect.name
 
 
-def _due(now: datetime):
+def _due(now: datetime) -> Select[Case]:
     """Running cases, not held by an incident, whose next timer is due."""
     return select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
                               Case.next_timer_due.is_not(None), Case.next_timer_due < now)
@@ -351,11 +351,15 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
     register, unregister = (join_workers, leave_workers) if shared else (acquire_lease, release_lease)
     register(sessions, holder)
     with sessions() as session:
-        engine = session.get_bind()
+        engine = session.get_bind().engine
     waiter = wakeup.Waiter()
     wakeup.register(engine, waiter)
     listener = wakeup.listen(engine, waiter, stop) if shared else None
-    stopper = threading.Thread(target=lambda: (stop.wait(), waiter.wake()), name="rule130-timer-stop", daemon=True)
+    def stop_waiting() -> None:
+        stop.wait()
+        waiter.wake()
+
+    stopper = threading.Thread(target=stop_waiting, name="rule130-timer-stop", daemon=True)
     stopper.start()
     log.info("timer worker %s started (%s; sleeps until the next due timer, at most %.2f s)", holder,
              "shared, row locks, LISTEN" if shared else "single, lease", max_sleep)
@@ -404,4 +408,4 @@ def overdue(session: Session, now: datetime, grace_seconds: float | None = None)
         Case.next_timer_due < limit)))
     if not rows:
         return 0, 0.0
-    return len(rows), max((now - due).total_seconds() for due in rows)
+    return len(rows), max((now - due).total_seconds() for due in rows if due is not None)

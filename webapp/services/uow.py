@@ -27,7 +27,7 @@ from ..errors import CONFLICT_MESSAGE as CONFLICT_MESSAGE
 from ..errors import Conflict, NotFound, Rule130Error, TaskFailed
 from ..i18n import message_json
 from ..store import db
-from ..store.models import Case, CaseEvent, ProcessVersion, User
+from ..store.models import Case, CaseEvent, ProcessVersion, User, get_row
 from . import follows, holds, repository, task_table
 
 T = TypeVar("T")
@@ -221,5 +221,5 @@ def _load(session: Session, case: Case) -> Any:
         raise RuntimeError("the stored state is only read here")
 
     with session.no_autoflush:
-        version = session.get(ProcessVersion, case.process_version_id)
+        version = get_row(session, ProcessVersion, case.process_version_id)
     return runtime.load_state(case.state_json, repository.load(version).parsed, no_handler)

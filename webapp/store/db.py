@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import CursorResult, Engine, Executable, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from .models import Case
@@ -111,3 +111,11 @@ def lock_case(session: Session, case_id: int) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
     session.execute(select(Case.id).where(Case.id == case_id).with_for_update())
+
+
+def rows_matched(session: Session, statement: Executable) -> int:
+    """Run ``statement`` (an UPDATE or DELETE) in ``session``'s transaction and return the number of
+    rows it matched, as the driver counts them (``CursorResult.rowcount``): 0 when a guarded update
+    lost to another transaction."""
+    result = session.execute(statement)
+    return cast(CursorResult[Any], result).rowcount  # an UPDATE or DELETE returns a cursor result
