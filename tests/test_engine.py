@@ -14,7 +14,7 @@ from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 
 from webapp import clock, legal_time
-from webapp.engine import runtime
+from webapp.engine import runtime, state
 from webapp.engine.parser import parse_process, read_xml, safe_xml_parser
 from webapp.engine.sandbox import (
     RestrictedEnvironment,
@@ -284,9 +284,9 @@ def test_dump_state_reusing_task_heads_writes_the_whole_conversions_text(monkeyp
 
     def checking(workflow):
         kept = sum(1 for w in (workflow, *workflow.subprocesses.values()) for t in w.tasks.values()
-                   if t in runtime._TASK_HEADS)
-        fast = runtime._dump_state_fast(workflow)
-        assert fast == runtime._dump_state_whole(workflow)
+                   if t in state._TASK_HEADS)
+        fast = state._dump_state_fast(workflow)
+        assert fast == state._dump_state_whole(workflow)
         reused.append(kept)
         return real(workflow)
 
@@ -310,7 +310,7 @@ def test_dump_state_writes_data_changed_in_place_after_a_save(bundled):
     first = runtime.dump_state(wf)
     done = [t for t in wf.tasks.values() if t.state == TaskState.COMPLETED and t.parent is not None]
     child = next(t for t in done if t.parent in done)
-    assert child in runtime._TASK_HEADS  # its head is kept from the first dump
+    assert child in state._TASK_HEADS  # its head is kept from the first dump
     assert runtime.dump_state(wf) == first  # nothing changed: the same text
 
     child.data["late"] = Decimal("7.50")
@@ -318,7 +318,7 @@ def test_dump_state_writes_data_changed_in_place_after_a_save(bundled):
     child.internal_data["note"] = "changed"
     child.data["nested"]["amounts"].append(Decimal("99.99"))  # in place, in a value tasks share
     second = runtime.dump_state(wf)
-    assert second == runtime._dump_state_whole(wf) != first
+    assert second == state._dump_state_whole(wf) != first
     entry = json.loads(second)["tasks"][str(child.id)]
     assert entry["delta"]["updates"]["late"] == {"value": "7.50", "typename": "Decimal"}
     assert "parents" in entry["delta"]["deletions"] and entry["internal_data"] == {"note": "changed"}
@@ -331,8 +331,8 @@ def test_the_check_mode_of_dump_state_refuses_a_text_the_whole_conversion_differ
     with clock.installed(clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))):
         wf = runtime.new_instance(parsed, {"impounded_at": "2026-01-05T10:00:00+05:30", "timezone": "Asia/Kolkata",
                                            "appeal_period_days": 30, "return_period_days": 7}, _no_handlers)
-    whole = runtime._dump_state_whole(wf)
-    monkeypatch.setattr(runtime, "_dump_state_fast", lambda workflow: whole.replace('"state":', '"state" :', 1))
+    whole = state._dump_state_whole(wf)
+    monkeypatch.setattr(state, "_dump_state_fast", lambda workflow: whole.replace('"state":', '"state" :', 1))
     monkeypatch.setenv(runtime.CHECK_DUMP_ENV, "1")
     with pytest.raises(AssertionError, match="differs from the whole conversion"):
         runtime.dump_state(wf)

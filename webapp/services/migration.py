@@ -41,7 +41,7 @@ from handlers import get as handler_of  # the handler registry
 from handlers.context import HandlerContext
 
 from .. import casefile, clock
-from ..engine import runtime
+from ..engine import runtime, state
 from ..engine.sandbox import SERVICE_LEVEL_OPERATION
 from ..errors import NotFound, Refused, Rule130Error
 from ..i18n import M_, N_, message_list
@@ -164,7 +164,7 @@ def _spec_diff(original: Any, new: Any) -> SpecDiff:
     with _SPEC_DIFF_LOCK:
         found = _SPEC_DIFFS.get(key)
     if found is None:
-        found = SpecDiff(runtime.SERIALIZER.registry, original, new)
+        found = SpecDiff(state.SERIALIZER.registry, original, new)
         with _SPEC_DIFF_LOCK:
             if len(_SPEC_DIFFS) > 64:
                 _SPEC_DIFFS.clear()
