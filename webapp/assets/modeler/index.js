@@ -15,6 +15,8 @@ import { HindiNamesModule, SpiffPropertiesModule, formFileOf, setHindiCatalogue 
 const FORM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,98}\.json$/;
 const NEW_FORM = '{\n  "$schema": "https://json-schema.org/draft/2020-12/schema",\n  "type": "object",\n'
   + '  "properties": {},\n  "required": []\n}\n';
+// Room kept around an element brought into view: the palette (top left) and the note below it stay clear.
+const CLEAR_OF_PALETTE = { top: 60, left: 160, right: 60, bottom: 180 };
 const CHECK_DELAY = 800;  // ms after the last change before the server is asked for its verdict
 const PREVIEW_DELAY = 500;  // ms after the last edit of a form before its preview is rendered again
 
@@ -115,7 +117,9 @@ function showProblems(problems, heading, verdict, reveal = true) {
       state.marked.push([ element.id, marker ]);
       const note = document.createElement('div');
       note.className = `rule130-problem-note ${problem.severity}`;
-      note.textContent = problem.message;
+      // the first clause on the diagram (the whole message in its title and in the list below)
+      const clause = problem.message.split(/; /)[0];
+      note.textContent = clause.length > 140 ? `${clause.slice(0, 139)}…` : clause;
       note.title = problem.message;
       state.problemOverlays.push(overlays.add(element.id, 'rule130-problem', {
         position: { bottom: 4, left: 0 }, html: note
@@ -124,7 +128,7 @@ function showProblems(problems, heading, verdict, reveal = true) {
       item.tabIndex = 0;
       const reveal = () => {
         modeler.get('selection').select(element);
-        canvas.scrollToElement(element);
+        canvas.scrollToElement(element, CLEAR_OF_PALETTE);
       };
       item.addEventListener('click', reveal);
       item.addEventListener('keydown', (event) => { if (event.key === 'Enter') reveal(); });
@@ -134,7 +138,7 @@ function showProblems(problems, heading, verdict, reveal = true) {
   const first = reveal && problems.map((p) => p.element_id && registry.get(p.element_id)).find(Boolean);
   if (first) {  // bring the first element with a problem into view at a readable size
     canvas.zoom(1);
-    canvas.scrollToElement(first);
+    canvas.scrollToElement(first, CLEAR_OF_PALETTE);
   }
   if (!problems.length && !heading) {
     const item = document.createElement('li');

@@ -355,23 +355,26 @@ function HindiNameEntry(props) {
   });
 }
 
+function HindiNamesProvider(propertiesPanel) {
+  this.getGroups = (element) => (groups) => {
+    if (isNamed(element)) {
+      const general = groups.find((group) => group.id === 'general');
+      const entry = { id: 'rule130-hindi-name', component: HindiNameEntry, isEdited: isTextFieldEntryEdited };
+      if (general) {  // beside the name, in the group the name is edited in
+        const at = general.entries.findIndex((found) => found.id === 'name');
+        general.entries.splice(at >= 0 ? at + 1 : general.entries.length, 0, entry);
+      } else {
+        groups.unshift({ id: 'rule130-hindi', label: say('hindi_name'), entries: [ entry ] });
+      }
+    }
+    return groups;
+  };
+  propertiesPanel.registerProvider(400, this);  // after the BPMN provider (1000), which makes "general"
+}
+
+HindiNamesProvider.$inject = [ 'propertiesPanel' ];
+
 export const HindiNamesModule = {
   __init__: [ 'rule130HindiNames' ],
-  rule130HindiNames: [ 'type', function HindiNamesProvider(propertiesPanel) {
-    propertiesPanel.registerProvider(400, this);
-    this.getGroups = (element) => (groups) => {
-      if (isNamed(element)) {
-        const general = groups.find((group) => group.id === 'general');
-        const entry = { id: 'rule130-hindi-name', component: HindiNameEntry, isEdited: isTextFieldEntryEdited };
-        if (general) {  // beside the name, in the group the name is edited in
-          const at = general.entries.findIndex((found) => found.id === 'name');
-          general.entries.splice(at >= 0 ? at + 1 : general.entries.length, 0, entry);
-        } else {
-          groups.unshift({ id: 'rule130-hindi', label: say('hindi_name'), entries: [ entry ] });
-        }
-      }
-      return groups;
-    };
-  } ]
+  rule130HindiNames: [ 'type', HindiNamesProvider ]
 };
-HindiNamesModule.rule130HindiNames[1].$inject = [ 'propertiesPanel' ];
