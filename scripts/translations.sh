@@ -8,7 +8,7 @@ PYBABEL=.venv/bin/pybabel
 case "${1:-}" in
   update)
     pot="$(mktemp --suffix=.pot)"
-    "$PYBABEL" extract -F babel.cfg -k _l -k lazy_gettext -k N_ -k M_ --no-location --sort-output \
+    "$PYBABEL" extract -F babel.cfg -k _l -k lazy_gettext -k N_ -k M_ -k MN_:1,2 --no-location --sort-output \
       --project=rule130 -o "$pot" . 2>/dev/null
     "$PYBABEL" update -i "$pot" -d webapp/translations --ignore-obsolete --no-wrap --no-fuzzy-matching
     rm -f "$pot"

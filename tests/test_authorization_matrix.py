@@ -179,6 +179,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /admin/processes/<process_id>/draft": every(403, anonymous=401),
     "POST /admin/processes/<process_id>/draft/discard": every(403, anonymous=401),
     "POST /admin/processes/<process_id>/deploy": every(403, anonymous=401),
+    "POST /admin/processes/<process_id>/forms/preview": every(403, anonymous=401),
     "POST /api/v1/process-versions": every(403, anonymous=401),
     # the JSON API: bearer tokens, anonymous 401
     "GET /api/v1/openapi.json": every(200),

@@ -156,10 +156,11 @@ def test_ordinary_expressions_and_scripts_still_run():
 def _spinning_process() -> bytes:
     """start -> script task -> exclusive gateway whose default flow leads back to the script task."""
     return f'''<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="{BPMN}" id="d" targetNamespace="t">
+<bpmn:definitions xmlns:bpmn="{BPMN}" xmlns:rule130="urn:rule130:bpmn:names" id="d" targetNamespace="t">
   <bpmn:process id="spin" isExecutable="true">
     <bpmn:startEvent id="s"><bpmn:outgoing>f1</bpmn:outgoing></bpmn:startEvent>
-    <bpmn:scriptTask id="st_count" name="Count"><bpmn:incoming>f1</bpmn:incoming><bpmn:incoming>f_back</bpmn:incoming>
+    <bpmn:scriptTask id="st_count" name="Count"><bpmn:extensionElements>
+      <rule130:name lang="hi" of="Count">गिनती</rule130:name></bpmn:extensionElements><bpmn:incoming>f1</bpmn:incoming><bpmn:incoming>f_back</bpmn:incoming>
       <bpmn:outgoing>f2</bpmn:outgoing><bpmn:script>n = 1</bpmn:script></bpmn:scriptTask>
     <bpmn:exclusiveGateway id="gw" default="f_back"><bpmn:incoming>f2</bpmn:incoming>
       <bpmn:outgoing>f_back</bpmn:outgoing><bpmn:outgoing>f_end</bpmn:outgoing></bpmn:exclusiveGateway>

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from webapp import clock, legal_time
 from webapp.engine import runtime, state
+from webapp.engine.names import NAME_TAG
 from webapp.engine.parser import parse_process, read_xml, safe_xml_parser
 from webapp.engine.sandbox import (
     RestrictedEnvironment,
@@ -149,6 +150,8 @@ def test_a_script_task_with_an_unbounded_script_is_refused_at_check(bundled):
     etree.SubElement(lane, f"{{{bpmn}}}flowNodeRef").text = "st_spin"
     task = etree.SubElement(process, f"{{{bpmn}}}scriptTask", id="st_spin", name="Spin")
     etree.SubElement(task, f"{{{bpmn}}}documentation").text = "reading: a test of the checker"
+    hindi = etree.SubElement(etree.SubElement(task, f"{{{bpmn}}}extensionElements"), NAME_TAG, lang="hi", of="Spin")
+    hindi.text = "घुमाएँ"  # its name's Hindi (webapp/engine/names.py)
     etree.SubElement(task, f"{{{bpmn}}}incoming").text = "f_gone_close"
     etree.SubElement(task, f"{{{bpmn}}}outgoing").text = "f_spin_close"
     etree.SubElement(task, f"{{{bpmn}}}script").text = "while True: pass"

@@ -109,10 +109,10 @@ def test_every_xsd_error_is_in_plain_words_naming_its_element():
         True, False, 7, "process_missing")
     assert [(p.element_id, p.line, p.message) for p in verdict.problems] == SMALL_ERRORS
     assert all(p.path is None for p in verdict.problems)  # each line points to one element
-    assert verdict.headline() == ("8 problem(s) stop this diagram from running (the file is not valid BPMN 2.0: "
-                                  "7 schema error(s))")
+    assert verdict.headline() == ("8 problems stop this diagram from running (the file is not valid BPMN 2.0: "
+                                  "7 schema errors)")
     assert verdict.summary() == (
-        "well-formed XML; not valid BPMN 2.0 (XSD); 1 process(es): process 'Intake' (intake, isExecutable 'maybe', "
+        "well-formed XML; not valid BPMN 2.0 (XSD); 1 process: process 'Intake' (intake, isExecutable 'maybe', "
         "not true or false); the process this installation runs, rule130_case, is not in the file")
     _clean(verdict)
 
@@ -145,8 +145,8 @@ def test_xsd_errors_and_the_product_checks_come_in_one_pass(bundled):
                               "Panchayat's time zone)")]
     with pytest.raises(InvalidDiagram) as refused:  # a deploy says the same
         repository.check(bad.encode(), forms)
-    assert refused.value.message == ("2 problem(s) stop this diagram from running (the file is not valid BPMN 2.0: "
-                                     "1 schema error(s))")
+    assert refused.value.message == ("2 problems stop this diagram from running (the file is not valid BPMN 2.0: "
+                                     "1 schema error)")
     assert refused.value.problems == [str(p) for p in verdict.problems]
 
 
@@ -176,13 +176,16 @@ def test_a_file_with_one_executable_process_of_another_id_is_checked_as_the_one_
         'bpmn2:tFormalExpression', 'bpmn:tFormalExpression').replace(' gatewayDirection="Sideways"', "")
     verdict = examine(text.encode(), {}, handler_names=handlers.names())
     assert (verdict.xsd_valid, verdict.kind, verdict.checked) == (True, "process_missing", "intake")
-    assert [p.message for p in verdict.errors] == [
+    assert [p.message for p in verdict.errors[:3]] == [
         "this installation runs the process rule130_case; the file holds process 'Intake' (intake, executable), "
         "none with the id rule130_case: to run intake here, give it the id rule130_case (what else stops it from "
         "running here is listed too)",
         "user task 'Twin' has no lane; put it in the lane of the role that does it (pound_keeper, secretary, "
         "sarpanch, appellate_authority, receiving_officer)",
         "user task 'Twin' names no form (formJsonSchemaFilename)"]
+    # then every name without Hindi (none of them is in the catalogue), each by name and id
+    assert [p.element_id for p in verdict.errors[3:]] == ["start", "twin", "first", "f1", "gw"]
+    assert verdict.errors[6].message.startswith("sequence flow 'fine paid?' (id f1) has no Hindi name; ")
 
 
 def test_the_process_this_installation_runs_marked_not_executable(bundled):

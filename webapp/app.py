@@ -111,6 +111,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from . import i18n
     i18n.init_app(app)
     login_manager.localize_callback = i18n.translate
+    from .services import repository
+    factory = app.extensions["rule130.sessions"]
+    i18n.set_names_source(lambda: repository.deployed_names(factory), app)
 
     from .web import officer_sessions
     officer_sessions.init_app(app)  # the user loader: session key, idle timeout, lifetime

@@ -124,6 +124,10 @@ def worker(max_sleep: float | None, no_deliver: bool, database_url: str | None) 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     sessions = _sessions(database_url)
+    from . import i18n
+    from .services import repository
+    # notifications in Hindi name the tasks by the Hindi their deployed diagrams carry
+    i18n.set_names_source(lambda: repository.deployed_names(sessions))
     if not no_deliver:
         from .services import channels, delivery_worker
         delivery_worker.start_thread(sessions, channels.ChannelSettings.load(), stop)

@@ -31,6 +31,7 @@ from babel.lists import format_list
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency
+from babel.support import NullTranslations
 
 log = logging.getLogger("rule130.i18n")
 
@@ -246,6 +247,13 @@ def init_app(app: Any) -> None:
     app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT_LANGUAGE)
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS_DIR))
     Babel(app, locale_selector=select_language)
+
+    def _names_of_deployed_diagrams() -> None:
+        from flask_babel import force_locale, get_translations
+        with force_locale("hi"):
+            install_deployed_names(get_translations(), "hi")
+
+    app.before_request(_names_of_deployed_diagrams)
     app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=localize,
                                listing=format_listing, translate=translate,
                                datum=format_datum, clause=format_clause, memo=retranslate, flashed=flashed)
@@ -298,6 +306,8 @@ class Message(str):
     template: str
     params: dict[str, Any]
 
+    plural: str | None = None  # the plural template of a count message (:func:`MN_`); its count is ``num``
+
     def __new__(cls, template: str, **params: Any) -> Message:
         text = template % {k: _english(v) for k, v in params.items()} if params else template
         made = super().__new__(cls, text)
@@ -305,11 +315,21 @@ class Message(str):
         return made
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickles and copies keep the template
-        return (_rebuild, (self.template, self.params))
+        return (_rebuild, (self.template, self.params, self.plural))
 
 
-def _rebuild(template: str, params: dict[str, Any]) -> Message:
-    return Message(template, **params)
+def _rebuild(template: str, params: dict[str, Any], plural: str | None = None) -> Message:
+    return MN_(template, plural, **params) if plural else Message(template, **params)
+
+
+def MN_(singular: str, plural: str, **params: Any) -> Message:
+    """A translatable message about a count ``num`` (one of ``params``): ``"1 problem stops…"`` /
+    ``"2 problems stop…"``; each language picks its plural form (``ngettext`` of its catalogue's
+    Plural-Forms) where it is shown. English at once (singular for ``num == 1``)."""
+    num = params.get("num")
+    made = Message(singular if num == 1 else plural, **params)
+    made.template, made.plural = singular, plural
+    return made
 
 
 def _english(value: Any) -> str:
@@ -330,7 +350,16 @@ def localize(text: Any, tz: str | None = None, language: str | None = None) -> s
     if isinstance(text, Message):
         from flask import has_request_context
         template = text.template
-        if language is not None:  # a named reader (e-mails, documents, the CLI): that catalogue
+        if text.plural:  # a count message: the plural form of the reader's language
+            num = int(text.params.get("num") or 0)
+            if language is not None:
+                template = translations_for(language).ngettext(text.template, text.plural, num)
+            elif has_request_context():
+                from flask_babel import get_translations
+                template = get_translations().ngettext(text.template, text.plural, num)
+            else:
+                template = text.template if num == 1 else text.plural
+        elif language is not None:  # a named reader (e-mails, documents, the CLI): that catalogue
             template = translations_for(language).gettext(template)
         elif has_request_context():
             from flask_babel import gettext
@@ -368,7 +397,7 @@ _catalogues: dict[str, Any] = {}
 def translations_for(language: str | None) -> Any:
     """The gettext catalogue of ``language`` (a babel ``Translations``; English: the identity),
     compiling a missing or stale .mo first. For the timer worker and the CLI, which have no request."""
-    from babel.support import NullTranslations, Translations
+    from babel.support import Translations
 
     code = normalise(language) or DEFAULT_LANGUAGE
     if code == DEFAULT_LANGUAGE:
@@ -378,8 +407,106 @@ def translations_for(language: str | None) -> Any:
             compile_catalogues()
         except OSError as error:
             log.warning("could not compile the translations (%s)", error)
-        _catalogues[code] = Translations.load(str(TRANSLATIONS_DIR), [code])
+        loaded = Translations.load(str(TRANSLATIONS_DIR), [code])
+        loaded.add_fallback(DeployedNames(code))
+        _catalogues[code] = loaded
     return _catalogues[code]
+
+
+# -- the names of deployed diagrams (their Hindi is held in the diagram: webapp.engine.names) --------
+
+NAMES_REFRESH = 2.0  # seconds between two looks at the deployed versions (other processes may deploy)
+NAMES_EXTENSION = "rule130.names_source"  # an application's own source (its database), in app.extensions
+_names_source: Any = None
+_names_cache: dict[int, tuple[float, dict[str, str]]] = {}  # id(source) -> (monotonic time, names)
+
+
+def set_names_source(source: Any, app: Any = None) -> None:
+    """Install ``source()`` -> {English name: Hindi}: the Hindi names the deployed diagrams carry
+    (webapp.services.repository.deployed_names). The catalogue falls back on them for a text it
+    lacks, so a name an administrator gave its Hindi in the modeler reads in Hindi on every page, in
+    notifications and documents. With ``app``, for that application's requests (its database);
+    without, for the process (the timer worker, the CLI). None removes it."""
+    global _names_source
+    if app is not None:
+        app.extensions[NAMES_EXTENSION] = source
+    else:
+        _names_source = source
+    _names_cache.clear()
+
+
+def _current_source() -> Any:
+    from flask import current_app, has_app_context
+    if has_app_context():
+        found = current_app.extensions.get(NAMES_EXTENSION)
+        if found is not None:
+            return found
+    return _names_source
+
+
+def deployed_names() -> dict[str, str]:
+    """{English name: Hindi} of the deployed diagrams, looked up at most every :data:`NAMES_REFRESH`
+    seconds; empty without a source or when it fails (the English name is shown then)."""
+    import time
+    source = _current_source()
+    if source is None:
+        return {}
+    now = time.monotonic()
+    at, names = _names_cache.get(id(source), (None, {}))
+    if at is None or now - at >= NAMES_REFRESH:
+        try:
+            names = dict(source())
+        except Exception as error:  # a page must not fail for want of a name's Hindi
+            log.warning("the deployed diagrams' Hindi names could not be read: %s", error)
+        _names_cache[id(source)] = (now, names)
+    return names
+
+
+def forget_deployed_names() -> None:
+    """Read the deployed names again at the next look (after a deploy in this process)."""
+    _names_cache.clear()
+
+
+class DeployedNames(NullTranslations):
+    """The catalogue's fallback for ``language``: a text the catalogue lacks is looked up among the
+    deployed diagrams' Hindi names (:func:`deployed_names`); anything else stays as it is."""
+
+    def __init__(self, language: str) -> None:
+        super().__init__()
+        self.language = language
+
+    def gettext(self, message: str) -> str:
+        if self.language != "hi":
+            return message
+        return deployed_names().get(message, message)
+
+    ugettext = gettext
+
+
+_raw_catalogues: dict[str, Any] = {}
+
+
+def catalogue_hindi(text: str) -> str | None:
+    """The Hindi of ``text`` in the catalogue itself (messages.po; not the deployed names), or None."""
+    from babel.support import Translations
+    if "hi" not in _raw_catalogues:
+        try:
+            compile_catalogues()
+        except OSError as error:
+            log.warning("could not compile the translations (%s)", error)
+        _raw_catalogues["hi"] = Translations.load(str(TRANSLATIONS_DIR), ["hi"])
+    if not text:
+        return None
+    found = _raw_catalogues["hi"].gettext(text)
+    return found if found and found != text else None
+
+
+def install_deployed_names(translations: Any, language: str) -> None:
+    """Give a request's catalogue (Flask-Babel's, cached per language) the deployed names as its
+    fallback, once."""
+    if language == "hi" and not getattr(translations, "_rule130_names", False):
+        translations.add_fallback(DeployedNames(language))
+        translations._rule130_names = True
 
 
 TRANSLATED_PARAMS = ("period", "role", "task", "consequence", "element")  # catalogue texts, not names of people
@@ -477,7 +604,10 @@ def message_json(message: Any) -> Any:
     """A :class:`Message` as JSON data (template and parameters, nested messages and days kept), to
     store beside its English text (the case history); any other value as text."""
     if isinstance(message, Message):
-        return {"template": message.template, "params": {k: _param_json(v) for k, v in message.params.items()}}
+        found = {"template": message.template, "params": {k: _param_json(v) for k, v in message.params.items()}}
+        if message.plural:
+            found["plural"] = message.plural
+        return found
     return str(message)
 
 
@@ -520,6 +650,8 @@ def message_from_json(data: Any) -> Any:
         else:
             params[key] = value
     try:
+        if isinstance(data.get("plural"), str):
+            return _rebuild(data["template"], params, data["plural"])
         return Message(data["template"], **params)
     except (KeyError, ValueError, TypeError):
         return str(data["template"])

@@ -5,6 +5,7 @@ validate, version and deploy process diagrams in the browser)."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from playwright.sync_api import expect
@@ -12,7 +13,7 @@ from playwright.sync_api import expect
 from webapp.services import cases
 from webapp.store.models import Case, ProcessVersion, User
 
-from .test_officers_in_browser import DESK, sign_in
+from .test_officers_in_browser import DESK, PHONE, sign_in
 
 NEW_NAME = "Publish the notice and open the conditional auction"
 
@@ -33,34 +34,135 @@ def version_of(sessions, case_id: int) -> int:
         return session.get(ProcessVersion, session.get(Case, case_id).process_version_id).version
 
 
-def test_administrator_renames_a_task_deploys_and_new_cases_get_version_2(browser, live_server, sessions,
-                                                                          virtual_clock):
+NEW_HINDI = "सूचना प्रकाशित करें और सशर्त नीलामी खोलें"
+TASK = '#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"]'
+
+
+def _open_general(page) -> None:
+    name = page.locator("#modeler-properties #bio-properties-panel-name")
+    if not name.is_visible():  # the properties panel's "General" group opens on a click
+        page.click('#modeler-properties [data-group-id="group-general"] .bio-properties-panel-group-header')
+
+
+def test_a_renamed_task_without_hindi_is_refused_naming_it_then_deployed_with_its_hindi(
+        browser, live_server, sessions, virtual_clock):
+    """Issue 22: a renamed task without Hindi is refused naming it (name and id); with its Hindi given
+    beside the name it deploys as version 2, and the heading, the versions and the draft state follow.
+    A case started before the deploy keeps version 1; one started after it runs on version 2."""
     before = start_a_case(sessions, "2026-01-05T10:00:00+05:30")
     assert version_of(sessions, before) == 1
 
     page = sign_in(browser, live_server, "admin", DESK)
     page.goto(f"{live_server}/admin/processes/rule130_case")
-    page.wait_for_selector('#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"]')
-    page.click('#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"]')
+    page.wait_for_selector(TASK)
+    badge = page.locator("#modeler-badge")
+    expect(badge).to_have_text("Valid", timeout=60_000)  # the server's verdict on the current version
+    page.click(TASK)
+    _open_general(page)
     name = page.locator("#modeler-properties #bio-properties-panel-name")
-    if not name.is_visible():  # the properties panel's "General" group opens on a click
-        page.click('#modeler-properties [data-group-id="group-general"] .bio-properties-panel-group-header')
     name.fill(NEW_NAME)
     name.press("Tab")
+    hindi = page.locator("#modeler-properties #bio-properties-panel-rule130-hindi-name")
+    expect(hindi).to_have_value("")
+    expect(page.locator("#modeler-properties")).to_contain_text(f"No Hindi yet for “{NEW_NAME}”.")
+    expect(badge).to_have_text("Not valid: 1 problem", timeout=60_000)  # asked for after the change
     page.fill("#modeler-note", "clearer name for the notice task")
     page.click("#modeler-deploy")
-    expect(page.locator("#modeler-status")).to_contain_text("Deployed as version", timeout=60_000)
-    assert "Deployed as version 2" in page.locator("#modeler-status").inner_text()
+    problems = page.locator("#modeler-problems")
+    expect(problems).to_contain_text("has no Hindi name", timeout=60_000)
+    text = problems.inner_text()
+    assert "error: ut_publish_notice, line " in text and f"user task '{NEW_NAME}' (id ut_publish_notice) has no " \
+        "Hindi name" in text, text
+    expect(page.locator("#modeler-status")).to_contain_text("It cannot be deployed yet")
+    # the note on the element is short, and drawn above the palette: where the two meet, the note is on top
+    note = page.locator(".rule130-problem-note").first
+    expect(note).to_have_text(f"user task '{NEW_NAME}' (id ut_publish_notice) has no Hindi name")
+    on_top = page.evaluate("""() => {
+        const note = document.querySelector('.rule130-problem-note');
+        const a = note.getBoundingClientRect();
+        const b = document.querySelector('.djs-palette').getBoundingClientRect();
+        const left = Math.max(a.left, b.left), right = Math.min(a.right, b.right);
+        const top = Math.max(a.top, b.top), bottom = Math.min(a.bottom, b.bottom);
+        const styles = [note, document.querySelector('.djs-palette')].map((e) => e.closest('.djs-overlay-container, .djs-palette'));
+        const z = styles.map((e) => Number(getComputedStyle(e).zIndex));
+        if (left >= right || top >= bottom) return z[0] > z[1] || z;
+        const hit = document.elementFromPoint((left + right) / 2, (top + bottom) / 2);
+        return note.contains(hit) || hit.outerHTML.slice(0, 200);
+    }""")
+    assert on_top is True, on_top
+    with sessions() as session:
+        assert session.query(ProcessVersion).count() == 1
+
+    page.click("#modeler-problems li.on-diagram")  # the problem in the list selects its element
+    _open_general(page)
+    hindi.fill(NEW_HINDI)
+    hindi.press("Tab")
+    expect(badge).to_have_text("Valid", timeout=60_000)
+    page.click("#modeler-deploy")
+    expect(page.locator("#modeler-status")).to_contain_text("Deployed as version 2", timeout=60_000)
+    expect(page.locator("#modeler-current")).to_have_text("(current version 2)")
+    expect(page.locator("#modeler-versions li").first).to_have_attribute("data-version", "2")
+    expect(page.locator("#modeler-draft-state")).to_contain_text("Version 2, deployed")
+    expect(page.locator("#modeler-draft-state")).to_contain_text("No draft yet")
 
     with sessions() as session:
         current = session.query(ProcessVersion).filter_by(process_id="rule130_case").order_by(
             ProcessVersion.version.desc()).first()
         assert current.version == 2 and current.note == "clearer name for the notice task"
         assert f'name="{NEW_NAME}"' in current.bpmn_xml
+        assert f'<rule130:name lang="hi" of="{NEW_NAME}">{NEW_HINDI}</rule130:name>' in current.bpmn_xml
     after = start_a_case(sessions, "2026-01-05T10:00:00+05:30")
     assert version_of(sessions, before) == 1
     assert version_of(sessions, after) == 2
     page.context.close()
+
+
+LABEL_EN = "Name of the owner (as on the identity card)"
+LABEL_HI = "स्वामी का नाम (पहचान पत्र के अनुसार)"
+
+
+def test_a_form_label_edited_in_both_languages_shows_in_the_preview_and_on_the_officers_task_form(
+        browser, live_server, sessions, virtual_clock):
+    """Issue 22: the administrator edits the release form's field label in English and Hindi as a form
+    (no JSON), sees both previews change, deploys; the pound keeper's task form shows the new label in
+    English and in Hindi."""
+    page = sign_in(browser, live_server, "admin", DESK)
+    page.goto(f"{live_server}/admin/processes/rule130_case")
+    page.wait_for_selector(TASK)
+    page.select_option("#modeler-form-list", "release_by_owner.schema.json")
+    field = page.locator('#modeler-form-editor [data-field="owner"]')
+    expect(field.locator('[data-key="label-en"]')).to_have_value("Owner's name")
+    english = page.frame_locator("#modeler-preview-en").locator('label[for="f-owner"]')
+    hindi = page.frame_locator("#modeler-preview-hi").locator('label[for="f-owner"]')
+    expect(english).to_contain_text("Owner's name", timeout=30_000)
+    expect(hindi).to_contain_text("स्वामी", timeout=30_000)  # the catalogue's Hindi of "Owner's name"
+    assert page.locator("#modeler-preview-en").evaluate("frame => frame.getBoundingClientRect().width") == 360
+    field.locator('[data-key="label-en"]').fill(LABEL_EN)
+    field.locator('[data-key="label-hi"]').fill(LABEL_HI)
+    expect(english).to_contain_text(LABEL_EN, timeout=30_000)
+    expect(hindi).to_contain_text(LABEL_HI, timeout=30_000)
+    # the JSON view holds the same form, its other keywords untouched
+    page.click("#modeler-form-view-json")
+    schema = json.loads(page.locator("#modeler-form-text").input_value())
+    assert schema["properties"]["owner"] == {"type": "string", "title": LABEL_EN, "minLength": 1, "maxLength": 200,
+                                             "translations": {"hi": {"title": LABEL_HI}}}
+    assert schema["additionalProperties"] is False and schema["required"] == ["owner"]
+    page.fill("#modeler-note", "the owner's name as on the identity card")
+    page.click("#modeler-deploy")
+    expect(page.locator("#modeler-status")).to_contain_text("Deployed as version 2", timeout=60_000)
+    page.context.close()
+
+    case_id = start_a_case(sessions, "2026-01-05T10:00:00+05:30")
+    assert version_of(sessions, case_id) == 2
+    keeper = sign_in(browser, live_server, "pk", PHONE)
+    keeper.goto(f"{live_server}/tasks")
+    keeper.locator(f'a[href*="/cases/{case_id}/tasks/"]').first.click()
+    expect(keeper.locator('label[for="f-owner"]')).to_contain_text(LABEL_EN)
+    keeper.click("#language button[name=lang][value=hi]")
+    keeper.wait_for_load_state()
+    expect(keeper.locator('label[for="f-owner"]')).to_contain_text(LABEL_HI)
+    assert LABEL_EN not in keeper.locator("form.card").inner_text()
+    keeper.context.close()
 
 
 def test_the_modeler_speaks_the_pages_language_with_local_times(browser, live_server):
@@ -72,7 +174,9 @@ def test_the_modeler_speaks_the_pages_language_with_local_times(browser, live_se
     text = status.inner_text()
     # "Version 1, deployed <local day and time> by tests. No draft yet…", in Hindi, not UTC
     assert "अभी कोई मसौदा नहीं" in text and "UTC" not in text and "deployed" not in text, text
-    assert page.locator("#modeler-problems").inner_text().strip() == "अभी जाँच नहीं हुई।"
+    # the badge shows the server's verdict without a click, in the page's language
+    expect(page.locator("#modeler-badge")).to_have_text("मान्य", timeout=60_000)
+    assert page.locator("#modeler-current").inner_text() == "(वर्तमान संस्करण 1)"
     page.click("#modeler-validate")
     expect(status).to_contain_text("मान्य", timeout=60_000)
     page.context.close()

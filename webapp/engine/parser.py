@@ -15,7 +15,8 @@
    below 30 days (Rule 130(a)), except overdue timers: a non-interrupting boundary event on a user task
    may use ``service_level_end("<that task>", days, timezone)``, the end of the task's service level
    (RULE130.md) plus whole days, which only reminds; no event-based gateway waits on two timers (a
-   SpiffWorkflow 3.2.0 bug); every flow node's documentation begins with its clause (a warning).
+   SpiffWorkflow 3.2.0 bug); every flow node's documentation begins with its clause (a warning); every
+   name of a task, event, gateway, flow or lane has its Hindi (:mod:`webapp.engine.names`).
 
 Checks of executable behaviour apply only to the process that would run and the processes its call
 activities call: a pool that is not executable never blocks a deploy with its gateways or timers.
@@ -38,9 +39,10 @@ from typing import Any
 from lxml import etree
 from SpiffWorkflow.spiff.parser.process import SpiffBpmnParser
 
+from .. import i18n
 from ..errors import InvalidDiagram
 from . import elements as el
-from . import engine_errors, schema
+from . import engine_errors, names, schema
 from .checks import (
     BPMN_NS,
     FORM_PROPERTY,
@@ -96,6 +98,11 @@ class ParsedProcess:
     # element id -> task spec, the first in the process and then its subprocesses (filled on first use)
     by_bpmn_id: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     summary: str = field(default="", repr=False, compare=False)  # the verdict's facts (Verdict.summary)
+
+
+def counted(num: int, noun: str, plural: str | None = None) -> str:
+    """``1 problem``, ``2 problems`` (English: the verdict's words are English, as the CLI prints them)."""
+    return f"{num} {noun if num == 1 else plural or noun + 's'}"
 
 
 def refusal(message: str, problems: list[Problem], lines: list[str] | None = None) -> InvalidDiagram:
@@ -283,9 +290,9 @@ class Verdict:
             return self.problems[0].message if self.problems else KINDS[self.unreadable]
         errors = len(self.errors)
         if not self.xsd_valid:
-            return (f"{errors} problem(s) stop this diagram from running (the file is not valid BPMN 2.0: "
-                    f"{self.xsd_errors} schema error(s))")
-        return f"{errors} problem(s) stop this diagram from running"
+            return (f"{counted(errors, 'problem')} {'stops' if errors == 1 else 'stop'} this diagram from running "
+                    f"(the file is not valid BPMN 2.0: {counted(self.xsd_errors, 'schema error')})")
+        return f"{counted(errors, 'problem')} {'stops' if errors == 1 else 'stop'} this diagram from running"
 
     def summary(self) -> str:
         """The facts in one line: XML, XSD, the processes, and whether the process this installation
@@ -298,7 +305,7 @@ class Verdict:
         if not self.processes:
             facts.append("no process")
         else:
-            facts.append(f"{len(self.processes)} process(es): {el.listing(self.processes)}")
+            facts.append(f"{counted(len(self.processes), 'process', 'processes')}: {el.listing(self.processes)}")
         target = self.target
         if target is None:
             facts.append(f"the process this installation runs, {self.process_id}, is not in the file")
@@ -307,7 +314,8 @@ class Verdict:
         elif self.deployable:
             facts.append(f"{self.process_id} can run here")
         else:
-            facts.append(f"{len(self.errors)} problem(s) stop {self.process_id} from running here")
+            facts.append(f"{counted(len(self.errors), 'problem')} {'stops' if len(self.errors) == 1 else 'stop'} "
+                         f"{self.process_id} from running here")
         return "; ".join(facts)
 
     def as_json(self) -> dict[str, Any]:
@@ -368,6 +376,8 @@ def examine(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], process_id: str =
         spec, subprocess_specs, engine = _build(root, verdict.checked, scope, filename)
         found += [p for p in engine if not _said(root, found, p, bool(verdict.xsd_errors))]
         problems += _note_not_executable(root, sorted(found, key=lambda p: (p.line or 0)))
+        # the names without Hindi last: what stops the process from running at all comes first
+        problems += names.missing_hindi(root, scope, i18n.catalogue_hindi, ROLES)
     if verdict.checked is not None:  # (nothing runs: no form is of use, and none is worth a warning)
         problems += [Problem(f"form {name} is named by no user task and is left out of the version",
                              severity="warning") for name in sorted(set(forms) - named)]

@@ -26,10 +26,11 @@ from sqlalchemy.orm.exc import StaleDataError
 
 import handlers
 
-from .. import clock
+from .. import clock, i18n, i18n_extract
+from ..engine import names
 from ..engine.parser import MAX_FORM_BYTES, Problem, Verdict, examine, problems_of, read_xml, refusal
 from ..errors import Conflict, InvalidDiagram, NotFound, NotPermitted, Rule130Error
-from ..i18n import M_
+from ..i18n import M_, MN_
 from ..store.models import ProcessDraft, ProcessVersion, User
 from . import repository
 
@@ -174,6 +175,42 @@ def source(session: Session, process_id: str) -> dict[str, Any]:
             "bpmn": bpmn, "forms": forms}
 
 
+MAX_LISTED_VERSIONS = 20
+
+
+def versions_json(session: Session, process_id: str) -> list[dict[str, Any]]:
+    """The newest :data:`MAX_LISTED_VERSIONS` versions of ``process_id``, newest first (:func:`version_json`)."""
+    rows = session.scalars(select(ProcessVersion).where(ProcessVersion.process_id == process_id)
+                           .order_by(ProcessVersion.version.desc()).limit(MAX_LISTED_VERSIONS))
+    return [version_json(version) for version in rows]
+
+
+def catalogue_hindi(bpmn_xml: str, forms: dict[str, str]) -> dict[str, str]:
+    """{English text: Hindi} for the names of the diagram and the texts of its forms that have Hindi in
+    the catalogue or in a deployed diagram (the modeler shows it beside the name and fills a form's Hindi
+    fields with it when the form holds none of its own). Unreadable parts give nothing."""
+    found: dict[str, str] = {}
+    texts: set[str] = set()
+    try:
+        root = read_xml(bpmn_xml.encode("utf-8"))
+        texts.update(names.catalogue_key(e) for e in names.named_elements(root))
+    except InvalidDiagram:
+        pass
+    for text in forms.values():
+        try:
+            schema = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(schema, dict):
+            texts.update(i18n_extract.schema_texts(schema))
+    deployed = i18n.deployed_names()
+    for text in texts:
+        hindi = i18n.catalogue_hindi(text) or deployed.get(text)
+        if hindi:
+            found[text] = hindi
+    return found
+
+
 def version_json(version: ProcessVersion) -> dict[str, Any]:
     """A version's identity for JSON: id, number, content hash, who, when (UTC), note."""
     return {"id": version.id, "process_id": version.process_id, "number": version.version,
@@ -270,7 +307,8 @@ def deploy_draft(session: Session, user: User, process_id: str, revision: int | 
         raise Conflict(DRAFT_CHANGED)
     submission = read_submission(draft.bpmn_xml, json.loads(draft.forms_json))
     if submission.problems:
-        raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(submission.problems)),
+        raise refusal(MN_("%(num)s problem stops this diagram from running",
+                          "%(num)s problems stop this diagram from running", num=len(submission.problems)),
                       submission.problems)
     deployed, created = deploy(session, user, process_id, submission, note)
     session.delete(draft)
@@ -289,7 +327,8 @@ def deploy(session: Session, user: User, process_id: str, submission: Submission
     if submission.problems:
         _deployable, problems = check(submission, process_id)
         errors = [p for p in problems if p.severity == "error"]
-        raise refusal(M_("%(num)s problem(s) stop this diagram from running", num=len(errors)), errors)
+        raise refusal(MN_("%(num)s problem stops this diagram from running",
+                          "%(num)s problems stop this diagram from running", num=len(errors)), errors)
     return repository.deploy(session, submission.bpmn_xml, submission.forms, user.username, note, process_id)
 
 

@@ -14,12 +14,12 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 import handlers
 
 from .. import clock, textguard
-from ..engine import runtime
+from ..engine import names, runtime
 from ..engine.parser import ParsedProcess, load_forms, parse_process
 from ..errors import Conflict, InvalidDiagram, NotFound
 from ..i18n import M_
@@ -236,3 +236,23 @@ def redeploy(session: Session, actor: User | str, process_id: str, number: int, 
           detail={"content_hash": version.content_hash, "files": sorted(files)})
     session.flush()
     return version
+
+
+_names_seen: dict[int, tuple[tuple[int | None, int], dict[str, str]]] = {}  # id(sessions) -> (key, names)
+
+
+def deployed_names(sessions: sessionmaker[Session]) -> dict[str, str]:
+    """{English name: Hindi} of every deployed version's diagram (the Hindi its elements carry:
+    :func:`webapp.engine.names.hindi_names`), a newer version's over an older's. The diagrams are
+    read again only when a version was added since the last call (one small query otherwise)."""
+    with sessions() as session:
+        newest, count = session.execute(select(func.max(ProcessVersion.id), func.count(ProcessVersion.id))).one()
+        key = (newest, count)
+        seen = _names_seen.get(id(sessions))
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        found: dict[str, str] = {}
+        for xml in session.scalars(select(ProcessVersion.bpmn_xml).order_by(ProcessVersion.id)):
+            found.update(names.hindi_names(xml))
+    _names_seen[id(sessions)] = (key, found)
+    return found

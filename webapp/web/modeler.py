@@ -13,17 +13,19 @@ back as ``{"element_id", "line", "message", "severity"}`` in a 422
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+from flask_babel import force_locale, gettext, ngettext
 from flask_login import current_user
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..errors import InvalidDiagram, NotFound, Rule130Error
-from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, translate
+from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, normalise, retranslate, translate
 from ..services import drafts, repository
-from . import errors
+from . import errors, preview
 from .api import bp as api_bp
 from .api import error_response, invalid_diagram_details, problem_json
 from .context import sessions
@@ -133,6 +135,32 @@ MODELER_TEXTS = {
     "opened": N_("Opened %(name)s; save a draft to keep it."),
     "cannot_open": N_("%(name)s cannot be opened: %(error)s. The diagram on screen is unchanged."),
     "went_wrong": N_("Something went wrong: %(error)s"),
+    "current_version": N_("(current version %(number)s)"),
+    "version_item": N_("Version %(number)s, deployed %(when)s by %(who)s"),
+    "version_item_note": N_("Version %(number)s, deployed %(when)s by %(who)s — %(note)s"),
+    "checking": N_("Checking…"),
+    "hindi_name": N_("Hindi name"),
+    "hindi_name_help": N_("How Hindi pages show this name. A name without Hindi cannot be deployed."),
+    "hindi_from_catalogue": N_("From the catalogue: %(hindi)s"),
+    "hindi_missing": N_("No Hindi yet for “%(name)s”."),
+    "no_form": N_("No form is selected."),
+    "form_json_view": N_("JSON (for experts)"),
+    "form_fields_view": N_("Form"),
+    "not_json": N_("The JSON text is not valid JSON (%(error)s): fix it or go back to the form view."),
+    "field": N_("Field"), "field_name": N_("Name (key)"), "field_type": N_("Type"),
+    "label_en": N_("Label (English)"), "label_hi": N_("Label (Hindi)"),
+    "help_en": N_("Help text (English)"), "help_hi": N_("Help text (Hindi)"),
+    "required": N_("Required"), "minimum": N_("Minimum"), "maximum": N_("Maximum"),
+    "min_length": N_("Shortest (characters)"), "max_length": N_("Longest (characters)"),
+    "amount": N_("Rupee amount (digits, up to 2 decimals)"),
+    "choices": N_("Choices"), "choice_value": N_("Value"), "choice_hi": N_("Hindi label"),
+    "add_choice": N_("Add a choice"), "remove": N_("Remove"), "add_field": N_("Add a field"),
+    "move_up": N_("Move up"), "move_down": N_("Move down"),
+    "form_title_en": N_("Form title (English)"), "form_title_hi": N_("Form title (Hindi)"),
+    "type_text": N_("text"), "type_long_text": N_("long text"), "type_amount": N_("rupee amount"),
+    "type_integer": N_("whole number"), "type_number": N_("number"), "type_choice": N_("choice"),
+    "preview_en": N_("Preview in English (phone width)"), "preview_hi": N_("Preview in Hindi (phone width)"),
+    "kept_keywords": N_("Kept as they are: %(keywords)s"),
 }
 
 
@@ -154,11 +182,25 @@ def source(process_id: str) -> Any:
     the product's zone, in the reader's language)."""
     with sessions()() as session:
         found = drafts.source(session, _process_id(process_id))
+        found["versions"] = drafts.versions_json(session, _process_id(process_id))
     language = current_language()
     found["version"]["deployed_at_text"] = format_instant(found["version"]["deployed_at"], DEFAULT_TZ, language)
     if found.get("draft"):
         found["draft"]["saved_at_text"] = format_instant(found["draft"]["saved_at"], DEFAULT_TZ, language)
+    for version in found["versions"]:
+        version["deployed_at_text"] = format_instant(version["deployed_at"], DEFAULT_TZ, language)
+        version["note_text"] = retranslate(version["note"])
+    found["hindi"] = drafts.catalogue_hindi(found["bpmn"], found["forms"])
     return jsonify(found)
+
+
+def _badge(errors: int, warnings: int) -> str:
+    """The modeler's badge: the server's verdict in a few words, plural forms of the page's language."""
+    if errors:
+        return ngettext("Not valid: %(num)d problem", "Not valid: %(num)d problems", errors)
+    if warnings:
+        return ngettext("Valid, %(num)d warning", "Valid, %(num)d warnings", warnings)
+    return gettext("Valid")
 
 
 @bp.post("/<process_id>/validate")
@@ -168,10 +210,39 @@ def validate(process_id: str) -> Any:
     body = _json_body()
     submission = drafts.read_submission(body.get("bpmn"), body.get("forms"))
     found = drafts.verdict(submission, _process_id(process_id))
+    errors = sum(p.severity == "error" for p in found.problems)
+    badge = _badge(errors, len(found.problems) - errors)
     if not found.deployable:
-        return invalid_response(found.refusal())
+        response = invalid_response(found.refusal())
+        body = response.get_json()
+        body["badge"] = _badge(max(errors, 1), 0)
+        response.set_data(json.dumps(body))
+        return response
     return jsonify({"valid": True, "problems": [problem_json(p) for p in found.problems],
-                    "verdict": found.as_json()})
+                    "verdict": found.as_json(), "badge": badge})
+
+
+@bp.post("/<process_id>/forms/preview")
+def preview_form(process_id: str) -> Any:
+    """The officer's task page for a form ``{"schema": JSON Schema (object or text), "language": "en" |
+    "hi", "task": the task's name}``, rendered by the officers' own template and field builder
+    (``officer/task.html``, :func:`webapp.web.officer.form_fields`) for an example case: 200
+    ``{"html"}``; 422 when the schema is not a JSON object. Stores nothing."""
+    body = _json_body()
+    schema = body.get("schema")
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except ValueError as error:
+            raise InvalidDiagram(M_("the form is not JSON: %(error)s", error=str(error))) from None
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict):
+        raise InvalidDiagram(M_("the form must be a JSON Schema object with its fields under properties"))
+    language = normalise(body.get("language")) or current_language()
+    task = body.get("task") if isinstance(body.get("task"), str) else ""
+    _process_id(process_id)
+    with force_locale(language):
+        html = preview.render(schema, task or str(schema.get("title") or ""))
+    return jsonify({"html": html, "language": language})
 
 
 @bp.post("/<process_id>/draft")
@@ -187,7 +258,10 @@ def save_draft(process_id: str) -> Any:
         return drafts.draft_json(session, draft), deployable, problems
 
     draft, deployable, problems = drafts.perform(sessions(), save)
-    return jsonify({"draft": draft, "valid": deployable, "problems": [problem_json(p) for p in problems]})
+    draft["saved_at_text"] = format_instant(draft["saved_at"], DEFAULT_TZ, current_language())
+    errors = sum(p.severity == "error" for p in problems)
+    return jsonify({"draft": draft, "valid": deployable, "problems": [problem_json(p) for p in problems],
+                    "badge": _badge(max(errors, 1) if not deployable else 0, len(problems) - errors)})
 
 
 @bp.post("/<process_id>/draft/discard")

@@ -21,8 +21,9 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
+from ..engine import form_texts
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
-from ..i18n import M_, Message, flash_message, format_instant, format_rupees, translate
+from ..i18n import M_, Message, current_language, flash_message, format_instant, format_rupees, translate
 from ..services import (
     amounts,
     cases,
@@ -81,12 +82,13 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
     string -> text input (textarea when longer than 200 characters), integer/number -> a text
     input for digits (ASCII or Devanagari: a number input would drop the latter), enum -> radios
     (up to :data:`RADIO_LIMIT` choices, none chosen unless the officer chose it) or a select;
-    ``title`` is the label and ``description`` the help text, both shown in the page's language
-    through the catalogue (webapp/i18n_extract.py puts them there).
+    ``title`` is the label and ``description`` the help text, both shown in the page's language:
+    the form's own translation (webapp.engine.form_texts), else through the catalogue.
     """
     if not schema:
         return []
     required = set(schema.get("required", []))
+    language = current_language()  # a form's own Hindi first (webapp.engine.form_texts), else the catalogue
     fields = []
     for name, prop in (schema.get("properties") or {}).items():
         kind = "text"
@@ -100,9 +102,11 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
         if isinstance(value, str) and kind == "number":
             value = value.translate(_DEVANAGARI)
         fields.append({
-            "name": name, "kind": kind, "label": translate(prop["title"]) if prop.get("title") else fmt_words(name),
-            "help": translate(prop["description"]) if prop.get("description") else None, "required": name in required,
-            "options": [(str(option), fmt_words(str(option))) for option in prop.get("enum", [])],
+            "name": name, "kind": kind,
+            "label": form_texts.shown(prop, "title", language, translate) or fmt_words(name),
+            "help": form_texts.shown(prop, "description", language, translate), "required": name in required,
+            "options": [(str(option), form_texts.choice(prop, option, language, fmt_words))
+                        for option in prop.get("enum", [])],
             "value": "" if value is None else str(value), "error": errors.get(name),
             "minimum": prop.get("minimum"), "maximum": prop.get("maximum"),
             "maxlength": prop.get("maxLength"), "amount": "pattern" in prop,

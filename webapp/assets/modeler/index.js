@@ -5,29 +5,36 @@
 
 import BpmnModeler from 'bpmn-js/lib/Modeler';
 import { BpmnPropertiesPanelModule, BpmnPropertiesProviderModule } from 'bpmn-js-properties-panel';
-import lintModule from 'bpmn-js-bpmnlint';
+import { is } from 'bpmn-js/lib/util/ModelUtil';
 
-import bpmnlintConfig from './packed-config.js';
+import { renderFormEditor } from './form-editor.js';
+import rule130Descriptor from './rule130-names.json';
 import spiffworkflowDescriptor from './spiffworkflow.json';
-import { SpiffPropertiesModule } from './spiff-properties.js';
+import { HindiNamesModule, SpiffPropertiesModule, formFileOf, setHindiCatalogue } from './spiff-properties.js';
 
 const FORM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,98}\.json$/;
 const NEW_FORM = '{\n  "$schema": "https://json-schema.org/draft/2020-12/schema",\n  "type": "object",\n'
   + '  "properties": {},\n  "required": []\n}\n';
+// Room kept around an element brought into view: the palette (top left) and the note below it stay clear.
+const CLEAR_OF_PALETTE = { top: 60, left: 160, right: 60, bottom: 180 };
+const CHECK_DELAY = 800;  // ms after the last change before the server is asked for its verdict
+const PREVIEW_DELAY = 500;  // ms after the last edit of a form before its preview is rendered again
 
 const app = document.getElementById('modeler-app');
 const $ = (id) => document.getElementById(id);
 // The page's texts in its language (data-texts of #modeler-app, from webapp/web/modeler.py), with %(name)s fields.
 const TEXTS = JSON.parse(app.dataset.texts || '{}');
 const t = (key, params = {}) => (TEXTS[key] || key).replace(/%\((\w+)\)s/g, (match, name) => String(params[name] ?? ''));
-const state = { revision: null, forms: {}, selected: null, dirty: false, problemOverlays: [], marked: [] };
+const state = { revision: null, forms: {}, schemas: {}, selected: null, view: 'form', dirty: false, hindi: {},
+  problemOverlays: [], marked: [], loading: false, checkTimer: null, previewTimer: null, checks: 0 };
 
+// No linter in the browser: the badge shows the server's own verdict (the checks of rule130 deploy), asked
+// for after every change, so the two can never disagree.
 const modeler = new BpmnModeler({
   container: '#modeler-canvas',
   propertiesPanel: { parent: '#modeler-properties' },
-  additionalModules: [ BpmnPropertiesPanelModule, BpmnPropertiesProviderModule, SpiffPropertiesModule, lintModule ],
-  moddleExtensions: { spiffworkflow: spiffworkflowDescriptor },
-  linting: { bpmnlint: bpmnlintConfig, active: true }
+  additionalModules: [ BpmnPropertiesPanelModule, BpmnPropertiesProviderModule, SpiffPropertiesModule, HindiNamesModule ],
+  moddleExtensions: { spiffworkflow: spiffworkflowDescriptor, rule130: rule130Descriptor }
 });
 
 function status(message, kind) {
@@ -70,7 +77,7 @@ function clearProblems() {
 
 // verdict: the server's facts about the file (well-formed XML, valid BPMN 2.0, its processes, whether the
 // process this installation runs can run here), shown above the problems; the same words as rule130 deploy.
-function showProblems(problems, heading, verdict) {
+function showProblems(problems, heading, verdict, reveal = true) {
   clearProblems();
   const list = $('modeler-problems');
   list.replaceChildren();
@@ -110,7 +117,9 @@ function showProblems(problems, heading, verdict) {
       state.marked.push([ element.id, marker ]);
       const note = document.createElement('div');
       note.className = `rule130-problem-note ${problem.severity}`;
-      note.textContent = problem.message;
+      // the first clause on the diagram (the whole message in its title and in the list below)
+      const clause = problem.message.split(/; /)[0];
+      note.textContent = clause.length > 140 ? `${clause.slice(0, 139)}…` : clause;
       note.title = problem.message;
       state.problemOverlays.push(overlays.add(element.id, 'rule130-problem', {
         position: { bottom: 4, left: 0 }, html: note
@@ -119,17 +128,17 @@ function showProblems(problems, heading, verdict) {
       item.tabIndex = 0;
       const reveal = () => {
         modeler.get('selection').select(element);
-        canvas.scrollToElement(element);
+        canvas.scrollToElement(element, CLEAR_OF_PALETTE);
       };
       item.addEventListener('click', reveal);
       item.addEventListener('keydown', (event) => { if (event.key === 'Enter') reveal(); });
     }
     list.append(item);
   }
-  const first = problems.map((p) => p.element_id && registry.get(p.element_id)).find(Boolean);
+  const first = reveal && problems.map((p) => p.element_id && registry.get(p.element_id)).find(Boolean);
   if (first) {  // bring the first element with a problem into view at a readable size
     canvas.zoom(1);
-    canvas.scrollToElement(first);
+    canvas.scrollToElement(first, CLEAR_OF_PALETTE);
   }
   if (!problems.length && !heading) {
     const item = document.createElement('li');
@@ -139,6 +148,24 @@ function showProblems(problems, heading, verdict) {
 }
 
 // -- forms -----------------------------------------------------------------------------------------------------
+
+function parseForm(name) {
+  try {
+    const parsed = JSON.parse(state.forms[name]);
+    state.schemas[name] = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
+  } catch (error) {
+    state.schemas[name] = null;
+    return error.message;
+  }
+  return state.schemas[name] ? null : 'not an object';
+}
+
+function formChanged() {
+  state.forms[state.selected] = `${JSON.stringify(state.schemas[state.selected], null, 2)}\n`;
+  $('modeler-form-text').value = state.forms[state.selected];
+  changed();
+  schedulePreview();
+}
 
 function renderForms() {
   const select = $('modeler-form-list');
@@ -153,18 +180,75 @@ function renderForms() {
   const text = $('modeler-form-text');
   text.value = state.selected ? state.forms[state.selected] : '';
   text.disabled = !state.selected;
+  const editor = $('modeler-form-editor');
+  if (state.selected && state.view === 'form' && parseForm(state.selected)) {
+    state.view = 'json';  // a form that is not JSON opens as its text, to be mended there
+  }
+  $('modeler-form-fields').hidden = state.view !== 'form';
+  $('modeler-form-json').hidden = state.view !== 'json';
+  $('modeler-form-view-form').setAttribute('aria-pressed', String(state.view === 'form'));
+  $('modeler-form-view-json').setAttribute('aria-pressed', String(state.view === 'json'));
+  if (!state.selected) {
+    editor.replaceChildren(t('no_form'));
+  } else if (state.view === 'form') {
+    renderFormEditor(editor, state.schemas[state.selected], { t, catalogue: state.hindi, changed: formChanged });
+  }
+  schedulePreview(0);
+}
+
+function taskNaming(form) {
+  const task = modeler.get('elementRegistry').filter((e) => is(e, 'bpmn:UserTask') && formFileOf(e) === form)[0];
+  return task ? task.businessObject.name || '' : '';
+}
+
+function schedulePreview(delay = PREVIEW_DELAY) {
+  clearTimeout(state.previewTimer);
+  state.previewTimer = setTimeout(() => { preview().catch(() => {}); }, delay);
+}
+
+async function preview() {
+  const name = state.selected;
+  const frames = { en: $('modeler-preview-en'), hi: $('modeler-preview-hi') };
+  if (!name || !state.schemas[name]) {
+    Object.values(frames).forEach((frame) => { frame.srcdoc = ''; });
+    return;
+  }
+  const schema = state.schemas[name];
+  const task = taskNaming(name);
+  await Promise.all(Object.entries(frames).map(async ([ language, frame ]) => {
+    const { status: code, data } = await request(app.dataset.previewUrl, { schema, language, task });
+    if (state.selected !== name) return;
+    frame.srcdoc = code === 200 ? data.html : `<p>${errorMessage(data).replace(/[<&]/g, '')}</p>`;
+    frame.dataset.rendered = String(Number(frame.dataset.rendered || 0) + 1);
+  }));
 }
 
 function bindForms() {
   $('modeler-form-list').addEventListener('change', (event) => {
     state.selected = event.target.value;
+    state.view = 'form';
     renderForms();
   });
   $('modeler-form-text').addEventListener('input', (event) => {
     if (state.selected) {
       state.forms[state.selected] = event.target.value;
-      state.dirty = true;
+      parseForm(state.selected);
+      changed();
+      schedulePreview();
     }
+  });
+  $('modeler-form-view-form').addEventListener('click', () => {
+    const error = state.selected && parseForm(state.selected);
+    if (error) {
+      status(t('not_json', { error }), 'error');
+      return;
+    }
+    state.view = 'form';
+    renderForms();
+  });
+  $('modeler-form-view-json').addEventListener('click', () => {
+    state.view = 'json';
+    renderForms();
   });
   $('modeler-form-add').addEventListener('click', () => {
     const name = $('modeler-form-name').value.trim();
@@ -178,18 +262,53 @@ function bindForms() {
     }
     state.forms[name] = NEW_FORM;
     state.selected = name;
-    state.dirty = true;
+    state.view = 'form';
     $('modeler-form-name').value = '';
+    changed();
     renderForms();
   });
   $('modeler-form-remove').addEventListener('click', () => {
     if (state.selected && window.confirm(t('remove_form', { name: state.selected }))) {
       delete state.forms[state.selected];
+      delete state.schemas[state.selected];
       state.selected = Object.keys(state.forms).sort()[0] || null;
-      state.dirty = true;
+      changed();
       renderForms();
     }
   });
+}
+
+// -- the server's verdict after every change ------------------------------------------------------------------
+
+function badge(text, kind) {
+  const line = $('modeler-badge');
+  line.textContent = text;
+  line.className = `modeler-badge ${kind || ''}`;
+}
+
+function changed() {
+  if (state.loading) return;
+  state.dirty = true;
+  scheduleCheck();
+}
+
+function scheduleCheck(delay = CHECK_DELAY) {
+  clearTimeout(state.checkTimer);
+  badge(t('checking'), 'pending');
+  state.checkTimer = setTimeout(() => { check().catch((error) => badge(t('went_wrong', { error: error.message }), 'error')); }, delay);
+}
+
+// Ask the server for its verdict on what is on screen; a later check wins over an earlier one still under way.
+async function check() {
+  const asked = ++state.checks;
+  const { status: code, data } = await request(app.dataset.validateUrl, await collect());
+  if (asked !== state.checks) return null;
+  const valid = code === 200;
+  const problems = valid ? data.problems : (data.error && data.error.problems) || [];
+  badge(data.badge || (valid ? t('valid_diagram') : errorMessage(data)), valid ? 'valid' : 'invalid');
+  showProblems(problems, valid && !problems.length ? t('valid_diagram') : null,
+    valid ? data.verdict : data.error && data.error.verdict, false);
+  return valid;
 }
 
 // -- loading, saving, validating, deploying ---------------------------------------------------------------------
@@ -210,30 +329,56 @@ function describe(source) {
     who: version.deployed_by, note: version.note });
 }
 
+function renderVersions(versions) {
+  const list = $('modeler-versions');
+  list.replaceChildren();
+  for (const version of versions || []) {
+    const item = document.createElement('li');
+    item.dataset.version = String(version.number);
+    item.textContent = t(version.note ? 'version_item_note' : 'version_item', { number: version.number,
+      when: version.deployed_at_text, who: version.deployed_by, note: version.note_text || version.note });
+    list.append(item);
+  }
+}
+
 async function load() {
   const { status: code, data } = await request(app.dataset.sourceUrl);
   if (code !== 200) {
     status(errorMessage(data), 'error');
     return;
   }
-  state.revision = data.draft ? data.draft.revision : null;
-  state.forms = data.forms;
-  state.selected = Object.keys(state.forms).sort()[0] || null;
-  renderForms();
+  state.loading = true;
   try {
-    const { warnings } = await modeler.importXML(data.bpmn);
-    modeler.get('canvas').zoom('fit-viewport');
-    status(describe(data) + (warnings.length ? ` ${t('import_warnings', { count: warnings.length })}` : ''), 'info');
-  } catch (error) {
-    status(t('not_drawn', { error: error.message }), 'error');
+    state.revision = data.draft ? data.draft.revision : null;
+    state.forms = data.forms;
+    state.schemas = {};
+    state.hindi = data.hindi || {};
+    setHindiCatalogue(state.hindi, TEXTS);
+    state.selected = state.selected in state.forms ? state.selected : Object.keys(state.forms).sort()[0] || null;
+    $('modeler-current').textContent = t('current_version', { number: data.version.number });
+    $('modeler-current').dataset.number = String(data.version.number);
+    $('modeler-draft-state').textContent = describe(data);
+    renderVersions(data.versions);
+    try {
+      const { warnings } = await modeler.importXML(data.bpmn);
+      modeler.get('canvas').zoom('fit-viewport');
+      status(describe(data) + (warnings.length ? ` ${t('import_warnings', { count: warnings.length })}` : ''), 'info');
+    } catch (error) {
+      status(t('not_drawn', { error: error.message }), 'error');
+    }
+    renderForms();
+  } finally {
+    state.loading = false;
   }
   state.dirty = false;
   showProblems([], t('not_validated'));
+  scheduleCheck(0);
 }
 
 async function validate() {
   status(t('validating'));
   const { status: code, data } = await request(app.dataset.validateUrl, await collect());
+  badge(data.badge || '', code === 200 ? 'valid' : 'invalid');
   if (code === 200) {
     showProblems(data.problems, data.problems.length ? null : t('valid_diagram'), data.verdict);
     status(t(data.problems.length ? 'valid_warnings' : 'valid_forms'), 'success');
@@ -256,6 +401,9 @@ async function save() {
   }
   state.revision = data.draft.revision;
   state.dirty = false;
+  if (data.badge) badge(data.badge, data.valid ? 'valid' : 'invalid');
+  $('modeler-draft-state').textContent = t('draft', { revision: data.draft.revision, when: data.draft.saved_at_text,
+    who: data.draft.saved_by, base: data.draft.base_version, number: $('modeler-current').dataset.number || '' });
   showProblems(data.problems, data.valid && !data.problems.length ? t('valid_draft') : null);
   status(t(data.valid ? 'saved_ok' : 'saved_bad', { revision: data.draft.revision, who: data.draft.saved_by }),
     data.valid ? 'success' : 'error');
@@ -354,7 +502,7 @@ function guard(action) {
   };
 }
 
-modeler.on('commandStack.changed', () => { state.dirty = true; });
+modeler.on('commandStack.changed', changed);
 window.addEventListener('beforeunload', (event) => {
   if (state.dirty) {
     event.preventDefault();

@@ -267,3 +267,114 @@ export const SpiffPropertiesModule = {
   __init__: [ 'spiffPropertiesProvider' ],
   spiffPropertiesProvider: [ 'type', SpiffPropertiesProvider ]
 };
+
+// -- Hindi names: <rule130:name lang="hi" of="English name">…</rule130:name> (webapp/engine/names.py) ---------
+
+const NAMED = [ 'bpmn:Task', 'bpmn:CallActivity', 'bpmn:SubProcess', 'bpmn:Event', 'bpmn:Gateway',
+  'bpmn:SequenceFlow', 'bpmn:Lane' ];
+const hindi = { catalogue: {}, texts: {} };
+
+// The catalogue's Hindi of the diagram's names ({English: Hindi}, from the server) and the page's texts.
+export function setHindiCatalogue(catalogue, texts) {
+  hindi.catalogue = catalogue || {};
+  hindi.texts = texts || {};
+}
+
+const words = (value) => String(value || '').split(/\s+/).filter(Boolean).join(' ');
+
+// The catalogue entry of an element's name: the name, or a lane's role as words (pound_keeper → pound keeper).
+export function catalogueKey(element) {
+  const bo = getBusinessObject(element);
+  const name = words(bo.get('name'));
+  return is(element, 'bpmn:Lane') ? name.replace(/_/g, ' ') : name;
+}
+
+function hindiNameOf(bo) {
+  return extensionsOf(bo, 'rule130:Name').find((found) => found.get('lang') === 'hi') || null;
+}
+
+// The Hindi the element carries for its current name ('' when none, or written for another name).
+export function ownHindi(element) {
+  const bo = getBusinessObject(element);
+  const found = hindiNameOf(bo);
+  return found && words(found.get('of')) === words(bo.get('name')) ? words(found.get('text')) : '';
+}
+
+// Whether the element's current name has Hindi (its own, or the catalogue's).
+export function hasHindi(element) {
+  const name = words(getBusinessObject(element).get('name'));
+  return !name || Boolean(ownHindi(element) || hindi.catalogue[catalogueKey(element)]);
+}
+
+export function isNamed(element) {
+  return NAMED.some((type) => is(element, type));
+}
+
+const say = (key, params = {}) => (hindi.texts[key] || key)
+  .replace(/%\((\w+)\)s/g, (match, name) => String(params[name] ?? ''));
+
+function HindiNameEntry(props) {
+  const { element, id } = props;
+  const commandStack = useService('commandStack');
+  const bpmnFactory = useService('bpmnFactory');
+  const debounce = useService('debounceInput');
+  const bo = getBusinessObject(element);
+  const name = words(bo.get('name'));
+  const fromCatalogue = hindi.catalogue[catalogueKey(element)];
+
+  const setValue = (value) => {
+    const text = words(value);
+    const found = hindiNameOf(bo);
+    if (found) {
+      commandStack.execute('element.updateModdleProperties',
+        { element, moddleElement: found, properties: { text, of: words(bo.get('name')) } });
+      return;
+    }
+    let extensionElements = bo.get('extensionElements');
+    const commands = [];
+    if (!extensionElements) {
+      extensionElements = bpmnFactory.create('bpmn:ExtensionElements', { values: [] });
+      extensionElements.$parent = bo;
+      commands.push(update(element, bo, { extensionElements }));
+    }
+    const created = bpmnFactory.create('rule130:Name', { lang: 'hi', of: words(bo.get('name')), text });
+    created.$parent = extensionElements;
+    commands.push(update(element, extensionElements, { values: [ ...extensionElements.get('values'), created ] }));
+    commandStack.execute(MULTI, commands);
+  };
+
+  let description = say('hindi_name_help');
+  if (!ownHindi(element)) {
+    description = fromCatalogue ? say('hindi_from_catalogue', { hindi: fromCatalogue })
+      : (name ? say('hindi_missing', { name }) : description);
+  }
+  return jsx(TextFieldEntry, {
+    element, id, debounce, setValue, description,
+    label: say('hindi_name'),
+    getValue: () => ownHindi(element)
+  });
+}
+
+function HindiNamesProvider(propertiesPanel) {
+  this.getGroups = (element) => (groups) => {
+    if (isNamed(element)) {
+      const general = groups.find((group) => group.id === 'general');
+      const entry = { id: 'rule130-hindi-name', component: HindiNameEntry, isEdited: isTextFieldEntryEdited };
+      if (general) {  // beside the name, in the group the name is edited in
+        const at = general.entries.findIndex((found) => found.id === 'name');
+        general.entries.splice(at >= 0 ? at + 1 : general.entries.length, 0, entry);
+      } else {
+        groups.unshift({ id: 'rule130-hindi', label: say('hindi_name'), entries: [ entry ] });
+      }
+    }
+    return groups;
+  };
+  propertiesPanel.registerProvider(400, this);  // after the BPMN provider (1000), which makes "general"
+}
+
+HindiNamesProvider.$inject = [ 'propertiesPanel' ];
+
+export const HindiNamesModule = {
+  __init__: [ 'rule130HindiNames' ],
+  rule130HindiNames: [ 'type', HindiNamesProvider ]
+};
