@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, url_for
 from flask import session as flask_session
-from flask_login import current_user, login_required, login_user
+from flask_login import current_user, login_user
 
 from ..errors import Refused
 from ..i18n import M_, flash_message
@@ -21,7 +21,7 @@ from ..services import passwords
 from ..store import audit
 from . import officer_sessions
 from .auth import LoginUser
-from .context import db_session
+from .context import db_session, login_required
 
 bp = Blueprint("account", __name__, url_prefix="/account")
 

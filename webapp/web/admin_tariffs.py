@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, g, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, g, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
@@ -18,7 +18,7 @@ from ..services import tariffs, uow
 from ..store.models import Panchayat, User
 from ..tariff import SPECIES
 from . import api
-from .context import csrf, db_session, sessions
+from .context import csrf, db_session, sessions, unauthorized
 
 bp = Blueprint("admin_tariffs", __name__, url_prefix="/admin/tariffs")
 api_bp = Blueprint("api_tariffs", __name__, url_prefix="/api/v1/tariffs")
@@ -30,7 +30,7 @@ FIELDS = ("species", "fine", "feeding_per_day", "effective_from", "note")
 @bp.before_request
 def _only_administrators() -> Any:
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     if current_user.user.role != "administrator":
         raise NotPermitted(_("only an administrator sets tariffs; you are signed in as %(role)s",
                              role=_(current_user.user.role.replace("_", " "))))
@@ -62,10 +62,10 @@ def page() -> Any:
     try:
         return _page(request.args.get("panchayat"))
     except Refused:  # a Samiti's administrator who chose no Panchayat: the first of theirs
-        scopes = tariffs.managed(db_session(), current_user.user)
-        if not scopes:
+        first = next((scope for scope in tariffs.managed(db_session(), current_user.user) if scope is not None), None)
+        if first is None:
             raise
-        return redirect(url_for("admin_tariffs.page", panchayat=scopes[0].code))
+        return redirect(url_for("admin_tariffs.page", panchayat=first.code))
 
 
 @bp.post("")
@@ -74,7 +74,7 @@ def add() -> Any:
     ``effective_from``, ``note``); a refusal comes back on the page with 422."""
     admin = current_user.user
     code = request.form.get("panchayat", "")
-    values = {k: request.form.get(k, "") for k in FIELDS}
+    values: dict[str, Any] = {k: request.form.get(k, "") for k in FIELDS}
     try:
         row = uow.perform(sessions(), "add_tariff", tariffs.add, admin, code, **values)
     except Refused as refused:

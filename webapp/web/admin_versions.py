@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, g, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, g, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
+from sqlalchemy.orm import Session
 
 from ..errors import NotPermitted, Refused, Rule130Error
 from ..i18n import M_, flash_message
 from ..services import migration, repository, uow, versions
 from ..store.models import User
 from . import api
-from .context import csrf, db_session, sessions
+from .context import csrf, db_session, sessions, unauthorized
 
 bp = Blueprint("admin_versions", __name__, url_prefix="/admin/processes")
 api_bp = Blueprint("api_versions", __name__, url_prefix="/api/v1/processes")
@@ -54,16 +55,17 @@ def _zip(process_id: str, number: int) -> Response:
 @bp.before_request
 def _only_administrators() -> Any:
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     versions.actor_name(current_user.user)  # NotPermitted (403) unless an installation-wide administrator
     return None
 
 
 def _me() -> User:
-    return current_user.user
+    user: User = current_user.user  # a LoginUser (officer_sessions) wraps the row
+    return user
 
 
-def listing_context(session) -> dict[str, Any]:
+def listing_context(session: Session) -> dict[str, Any]:
     """What the processes page (``modeler.process_list`` at /admin/processes) shows about versions:
     every process with its current version and running cases per version, and the process audit trail."""
     return {"processes": versions.processes(session), "trail": versions.trail(session, limit=50)}

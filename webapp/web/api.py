@@ -34,7 +34,7 @@ from ..engine.parser import Problem, problems_of
 from ..errors import AlreadySubmitted, InvalidDiagram, NotPermitted, Refused, Rule130Error
 from ..errors import NotFound as RuleNotFound
 from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
-from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User
+from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User, get_row
 from .context import csrf, db_session, sessions
 
 log = logging.getLogger("rule130.api")
@@ -148,7 +148,8 @@ def _authenticate() -> Response | None:
 
 
 def _user() -> User:
-    return g.api_user
+    user: User = g.api_user  # set by the bearer-token check before every API view
+    return user
 
 
 # -- request parsing --------------------------------------------------------------------------------
@@ -508,7 +509,7 @@ def start_case() -> Response:
     except Refused as refused:
         if "submission" not in refused.field_errors:
             raise
-        earlier = cases.case_for_submission(db_session(), user, key)
+        earlier = cases.case_for_submission(db_session(), user, key) if key is not None else None
         raise Refused(f"the Idempotency-Key {key} already recorded case {earlier.case_number if earlier else ''} "
                       "with another body; nothing was recorded. Send another case with a new key",
                       {"Idempotency-Key": "used for another case"}) from None
@@ -691,7 +692,7 @@ def reverse_entry(case_ref: str) -> Response:
 
     def reverse(session: Any, user: User, case_id: int, *args: Any) -> Case:
         ledger.reverse(session, user, case_id, *args)
-        return session.get(Case, case_id)
+        return get_row(session, Case, case_id)
 
     case_id = _perform("reverse_entry", case.id, reverse, _user(), case.id, entry_id, reason or "")
     return _render_case(case_id, 201)

@@ -13,6 +13,7 @@ from flask_login import current_user, login_user, logout_user
 from ..i18n import M_, flash_message
 from ..services import notifications, users
 from ..store import audit
+from ..store.models import User
 from . import officer_sessions, signin_limits
 from .context import db_session
 from .hardening import local_target
@@ -22,10 +23,11 @@ bp = Blueprint("auth", __name__)
 log = logging.getLogger("rule130.web")
 
 
-def signed_in_user():
+def signed_in_user() -> User | None:
     """The signed-in officer's User row (None when nobody is signed in)."""
     if current_user and current_user.is_authenticated:
-        return current_user.user
+        user: User = current_user.user  # a LoginUser (officer_sessions) wraps the row
+        return user
     return None
 
 

@@ -7,11 +7,15 @@ registers, never import the module that imports them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
+import flask_login
 from flask import current_app, g
 from flask_login import LoginManager
 from flask_wtf.csrf import CSRFProtect
+from sqlalchemy.orm import Session, sessionmaker
 
 from ..i18n import N_
 
@@ -24,13 +28,29 @@ login_manager.login_message = N_("Please sign in to continue.")  # translated by
 login_manager.session_protection = "strong"  # a session cookie moved to another browser/address is dropped
 
 
-def db_session():
+def db_session() -> Session:
     """The request's SQLAlchemy session (one per request, closed at teardown)."""
     if "db_session" not in g:
-        g.db_session = current_app.extensions["rule130.sessions"]()
-    return g.db_session
+        g.db_session = sessions()()
+    session: Session = g.db_session
+    return session
 
 
-def sessions():
+def sessions() -> sessionmaker[Session]:
     """The session factory, for service calls that run their own unit of work (uow.perform)."""
-    return current_app.extensions["rule130.sessions"]
+    factory: sessionmaker[Session] = current_app.extensions["rule130.sessions"]
+    return factory
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def login_required(view: F) -> F:
+    """Flask-Login's ``login_required`` (which ships no types), for a view of type ``F``."""
+    return cast(F, flask_login.login_required(view))
+
+
+def unauthorized() -> Any:
+    """Flask-Login's answer to a request that needs a signed-in officer (the sign-in page, or 401
+    for the API), as :data:`login_manager` is set up."""
+    return login_manager.unauthorized()

@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, Response, abort, render_template, request, send_from_directory
-from flask_login import login_required
 from sqlalchemy import select
 
 from ..i18n import LANGUAGES
 from ..services import cases, overview, repository
 from ..store.models import ProcessVersion
-from .context import BPMN_JS_DIST, db_session
+from .context import BPMN_JS_DIST, db_session, login_required
 from .officer import me
 
 bp = Blueprint("diagrams", __name__)

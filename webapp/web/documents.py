@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, render_template
+from flask import Blueprint, Response, render_template
 from flask_login import current_user
 
 from ..services import cases, documents
 from ..store.models import Panchayat
-from .context import db_session
+from .context import db_session, unauthorized
 
 bp = Blueprint("documents", __name__)
 
@@ -23,7 +23,7 @@ bp = Blueprint("documents", __name__)
 def require_login() -> Any:
     """Documents are for signed-in officers (the public board shows the notice while it runs)."""
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     return None
 
 

@@ -36,7 +36,7 @@ from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_talisman import Talisman
 from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.routing import IntegerConverter, PathConverter, UnicodeConverter
+from werkzeug.routing import IntegerConverter, Map, PathConverter, UnicodeConverter
 
 from .. import textguard
 from ..errors import Refused
@@ -256,7 +256,7 @@ class IdConverter(IntegerConverter):
 
     regex = f"(?:{digits_at_most(LARGEST_ID)})"
 
-    def __init__(self, map, fixed_digits: int = 0, min: int | None = None, max: int | None = LARGEST_ID,
+    def __init__(self, map: Map, fixed_digits: int = 0, min: int | None = None, max: int | None = LARGEST_ID,
                  signed: bool = False) -> None:
         super().__init__(map, fixed_digits, min, max, signed)
 
@@ -265,7 +265,7 @@ class TextConverter(UnicodeConverter):
     """``<name>`` (werkzeug's default converter): one part of the path without a control character
     (a path with one matches no route: 404)."""
 
-    def __init__(self, map, minlength: int = 1, maxlength: int | None = None, length: int | None = None) -> None:
+    def __init__(self, map: Map, minlength: int = 1, maxlength: int | None = None, length: int | None = None) -> None:
         super().__init__(map, minlength, maxlength, length)
         self.regex = PATH_TEXT + self.regex[len("[^/]"):]
 

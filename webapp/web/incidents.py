@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from ..errors import CaseHeld, NotPermitted, Refused
 from ..i18n import M_, flash_message
 from ..services import incidents
 from ..store.models import Case, Incident
-from .context import db_session, sessions
+from .context import db_session, sessions, unauthorized
 
 bp = Blueprint("incidents", __name__, url_prefix="/admin/incidents")
 
@@ -35,7 +35,7 @@ def _held_lookup() -> dict[str, Any]:
 @bp.before_request
 def require_administrator() -> Any:
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     if current_user.user.role != "administrator":
         raise NotPermitted(M_("only an administrator may handle incidents"))
     return None

@@ -20,15 +20,17 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
 from flask_babel import force_locale, gettext, ngettext
 from flask_login import current_user
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..errors import InvalidDiagram, NotFound, Rule130Error
 from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, normalise, retranslate, translate
 from ..services import drafts, repository
+from ..store.models import User
 from . import errors, preview
 from .api import bp as api_bp
 from .api import error_response, invalid_diagram_details, problem_json
-from .context import sessions
+from .context import sessions, unauthorized
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
 BUNDLE = Path(__file__).resolve().parents[1] / "static" / "modeler" / "modeler.js"
@@ -54,7 +56,7 @@ def _administrators_only() -> Any:
     """Signed in (else the sign-in page), and an installation-wide administrator (else 403)."""
     if not current_user.is_authenticated:
         if request.method == "GET" and not request.path.endswith("/source"):
-            return current_app.login_manager.unauthorized()
+            return unauthorized()
         return error_response(401, "unauthorized", "sign in first")
     drafts.require_process_admin(current_user.user)
     return None
@@ -197,10 +199,10 @@ def source(process_id: str) -> Any:
 def _badge(errors: int, warnings: int) -> str:
     """The modeler's badge: the server's verdict in a few words, plural forms of the page's language."""
     if errors:
-        return ngettext("Not valid: %(num)d problem", "Not valid: %(num)d problems", errors)
+        return str(ngettext("Not valid: %(num)d problem", "Not valid: %(num)d problems", errors))
     if warnings:
-        return ngettext("Valid, %(num)d warning", "Valid, %(num)d warnings", warnings)
-    return gettext("Valid")
+        return str(ngettext("Valid, %(num)d warning", "Valid, %(num)d warnings", warnings))
+    return str(gettext("Valid"))
 
 
 @bp.post("/<process_id>/validate")
@@ -253,9 +255,12 @@ def save_draft(process_id: str) -> Any:
     revision = _revision(body)
     user = current_user.user
 
-    def save(session):
+    def save(session: Session) -> tuple[dict[str, Any], bool, list[Any]]:
         draft, deployable, problems = drafts.save_draft(session, user, _process_id(process_id), submission, revision)
-        return drafts.draft_json(session, draft), deployable, problems
+        saved = drafts.draft_json(session, draft)
+        if saved is None:  # save_draft returns the row it wrote
+            raise LookupError("the draft just saved is not there")
+        return saved, deployable, problems
 
     draft, deployable, problems = drafts.perform(sessions(), save)
     draft["saved_at_text"] = format_instant(draft["saved_at"], DEFAULT_TZ, current_language())
@@ -282,7 +287,7 @@ def deploy_draft(process_id: str) -> Any:
     if not isinstance(note, str):
         raise InvalidDiagram(M_("the note must be text"))
 
-    def deploy(session):
+    def deploy(session: Session) -> Any:
         version, created = drafts.deploy_draft(session, current_user.user, _process_id(process_id),
                                                _revision(body), note)
         return drafts.version_json(version), created
@@ -353,7 +358,7 @@ def api_deploy() -> Any:
                     "problems": [problem_json(p) for p in problems]}), 201 if created else 200
 
 
-def _deployed(session, user, process_id, submission, note) -> tuple[dict[str, Any], bool]:
+def _deployed(session: Session, user: User, process_id: str, submission: Any, note: str) -> tuple[dict[str, Any], bool]:
     version, created = drafts.deploy(session, user, process_id, submission, note)
     return drafts.version_json(version), created
 

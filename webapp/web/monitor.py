@@ -33,7 +33,7 @@ from .. import clock, logs
 from ..errors import NotPermitted
 from ..i18n import M_, N_, format_instant_ms, translate
 from ..services import monitoring
-from .context import db_session, sessions
+from .context import db_session, sessions, unauthorized
 
 bp = Blueprint("monitor", __name__)
 
@@ -89,7 +89,7 @@ def timer_lag() -> Any:
     """Administrators: recent timer firings (case, timer, due, fired, lateness), p50/p99 of the last
     hour, and how many timers are overdue and not yet fired — within the administrator's scope."""
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     user = current_user.user
     if user.role != "administrator":
         raise NotPermitted(M_("only an administrator may see the timer workers' lag"))
@@ -134,7 +134,7 @@ def metrics() -> Any:
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # its __init__ has no annotations
         body = generate_latest(registry)
     else:
         body = generate_latest(REQUEST_REGISTRY)

@@ -10,7 +10,7 @@ from flask_login import current_user
 from ..errors import Conflict, NotPermitted, Refused
 from ..i18n import M_, flash_message
 from ..services import channels, deliveries, notifications, preferences, uow
-from .context import db_session, sessions
+from .context import db_session, sessions, unauthorized
 from .officer import me
 from .public import DEFAULT_TZ, panchayat_of
 
@@ -33,7 +33,7 @@ def delivery_error(text: str | None) -> str:
 @bp.before_request
 def require_login() -> Any:
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     return None
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import select
@@ -41,7 +41,7 @@ from ..services import (
 from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
-from .context import BPMN_JS_DIST, db_session, sessions
+from .context import BPMN_JS_DIST, db_session, sessions, unauthorized
 from .hardening import LARGEST_ID, local_target
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 
@@ -57,12 +57,13 @@ _DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")
 def require_login() -> Any:
     """Every officer page needs a signed-in user (Flask-Login's ``login_required`` for the blueprint)."""
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     return None
 
 
 def me() -> User:
-    return current_user.user
+    user: User = current_user.user  # a LoginUser (officer_sessions) wraps the row
+    return user
 
 
 def words(identifier: str | None) -> str:
@@ -467,7 +468,8 @@ def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, val
             return check.render(title=title or M_(words(action)), printed=printed or [], follows=follows,
                                 hidden=values, back=url_for("officer.case", case_id=case_id),
                                 case_number=case.case_number,
-                                deadline=(deadline.removesuffix("_last_day") + "_period", last) if last else None)
+                                deadline=(deadline.removesuffix("_last_day") + "_period", last)
+                                if deadline and last else None)
         _case, told = uow.perform_told(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
         return _case_page(case_id, status=422, action=action, error=refused.message, values=values)

@@ -39,6 +39,7 @@ from .. import clock
 from ..i18n import M_, flash_message
 from ..store import audit, session_keys
 from ..store.models import User
+from .context import db_session, login_manager
 
 SIGNED_IN_AT = "rule130_signed_in_at"  # the session's keys (seconds since the epoch, UTC)
 SEEN_AT = "rule130_seen_at"
@@ -51,14 +52,14 @@ class LoginUser:
     (Flask-Login's alternative tokens), which :func:`load_user` checks
     on every request."""
 
-    def __init__(self, user):
+    def __init__(self, user: User) -> None:
         self.user = user
         self.id = user.id
         self.is_authenticated = True
         self.is_active = user.active
         self.is_anonymous = False
 
-    def get_id(self):
+    def get_id(self) -> str:
         return f"{self.id}:{self.user.session_key}"
 
 
@@ -95,7 +96,7 @@ def init_app(app: Flask) -> None:
         if isinstance(setting, bool) or not isinstance(setting, int) or setting < 1:
             raise ValueError(f"{key} must be a whole number of at least 1, not {setting!r}")
     app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(hours=app.config["SESSION_LIFETIME_HOURS"])
-    app.login_manager.user_loader(load_user)
+    login_manager.user_loader(load_user)
 
 
 def start(user: User) -> None:
@@ -137,8 +138,6 @@ def load_user(token: str) -> Any:
     (signed out, a new password, a new role or scope), or the session is past its lifetime or its
     idle timeout (the next page says so). A session in use has its "last used" time renewed (at
     most once a minute)."""
-    from .context import db_session
-
     user_id, _, key = str(token).partition(":")
     user = db_session().get(User, int(user_id)) if user_id.isdigit() and key else None
     if (user is None or not user.active or not user.session_key or user.simulated

@@ -25,7 +25,8 @@ bp = Blueprint("openapi", __name__)
 @lru_cache(maxsize=1)
 def description() -> dict[str, Any]:
     """The OpenAPI document as a dict (parsed once from ``openapi.yaml``)."""
-    return yaml.safe_load(SPEC_FILE.read_text(encoding="utf-8"))
+    document: dict[str, Any] = yaml.safe_load(SPEC_FILE.read_text(encoding="utf-8"))
+    return document
 
 
 @bp.get(f"{API_PREFIX}/openapi.json")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
@@ -21,7 +21,7 @@ from ..errors import NotFound, Refused
 from ..i18n import localize
 from ..services import registers
 from ..store.models import Panchayat, User
-from .context import db_session
+from .context import db_session, unauthorized
 
 bp = Blueprint("registers", __name__, url_prefix="/registers")
 
@@ -30,12 +30,13 @@ bp = Blueprint("registers", __name__, url_prefix="/registers")
 def require_login() -> Any:
     """Every register needs a signed-in user (anonymous: the sign-in page)."""
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     return None
 
 
 def me() -> User:
-    return current_user.user
+    user: User = current_user.user  # a LoginUser (officer_sessions) wraps the row
+    return user
 
 
 def titles() -> dict[str, str]:

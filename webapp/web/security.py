@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, redirect, render_template, url_for
+from flask import Blueprint, redirect, render_template, url_for
 from flask_login import current_user
 
 from ..errors import NotPermitted
 from ..i18n import M_, flash_message
 from ..services import uow, users
 from ..store.models import User
-from .context import db_session, sessions
+from .context import db_session, sessions, unauthorized
 
 bp = Blueprint("security", __name__, url_prefix="/admin")
 
@@ -25,14 +25,15 @@ bp = Blueprint("security", __name__, url_prefix="/admin")
 def require_administrator() -> Any:
     """Signed in (else the sign-in page) and an administrator (else 403)."""
     if not current_user.is_authenticated:
-        return current_app.login_manager.unauthorized()
+        return unauthorized()
     if current_user.user.role != "administrator":
         raise NotPermitted(M_("only an administrator may manage API tokens"))
     return None
 
 
 def _admin() -> User:
-    return current_user.user
+    user: User = current_user.user  # a LoginUser (officer_sessions) wraps the row
+    return user
 
 
 @bp.get("/tokens")

@@ -64,7 +64,10 @@ def _typed_name() -> str:
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.secret_key, salt="rule130.device")
+    key = current_app.secret_key
+    if key is None:  # create_app always sets one (webapp.app: SECRET_KEY)
+        raise RuntimeError("the application has no SECRET_KEY")
+    return URLSafeTimedSerializer(key, salt="rule130.device")
 
 
 def _device() -> dict[str, Any] | None:
@@ -122,7 +125,7 @@ def install(app: Flask, limiter: Limiter) -> None:
         "Too many failed sign-ins for this user name. Wait a few minutes and try again."))
     address_message = lambda: translate(N_(
         "Too many sign-in attempts from your address. Wait a minute and try again."))
-    view = app.view_functions["auth.login"]
+    view: Any = app.view_functions["auth.login"]
     view = limiter.limit(app.config["LOGIN_RATE_LIMIT"], key_func=_pair_key, methods=["POST"],
                          deduct_when=_failed, error_message=name_message)(view)
     view = limiter.limit(app.config["LOGIN_NAME_RATE_LIMIT"], key_func=lambda: f"name:{_typed_name()}",
@@ -134,9 +137,10 @@ def install(app: Flask, limiter: Limiter) -> None:
     app.view_functions["auth.login"] = view
     if "account.change_password" in app.view_functions:  # a wrong present password: a guess, too
         from flask_login import current_user
-        app.view_functions["account.change_password"] = limiter.limit(
+        limited: Any = limiter.limit(
             app.config["LOGIN_RATE_LIMIT"], key_func=lambda: f"password-change:{current_user.get_id()}",
             methods=["POST"], deduct_when=lambda response: bool(g.get("wrong_present_password")),
             error_message=lambda: translate(N_(
                 "Too many wrong passwords. Wait a few minutes and try again.")))(
             app.view_functions["account.change_password"])
+        app.view_functions["account.change_password"] = limited
