@@ -33,6 +33,8 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_currency
 from babel.support import NullTranslations
 
+from .legal_time import parse_instant
+
 log = logging.getLogger("rule130.i18n")
 
 LANGUAGES: dict[str, str] = {"en": "English", "hi": "हिन्दी"}  # code -> the language's own name
@@ -131,7 +133,6 @@ def format_instant(value: datetime | str | None, tz: str | None = None, language
     if value is None or value == "":
         return DASH
     if isinstance(value, str):
-        from .legal_time import parse_instant
         value = parse_instant(value)
     locale = _locale(language)
     local = value.astimezone(ZoneInfo(tz or DEFAULT_TZ))

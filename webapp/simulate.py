@@ -23,6 +23,7 @@ import yaml
 from sqlalchemy import func, select
 
 from . import clock, legal_time
+from .casefile import name_key
 from .errors import Refused, Rule130Error
 from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
 from .services.amounts import parse_amount
@@ -511,8 +512,6 @@ def _receiver(session, name: str, code: str) -> User:
     """The receiving officer the simulator made under the display name ``name`` (one per name,
     across scenarios and Panchayats), made now when there is none. Never a real receiving officer:
     a training case is never sent to a real person."""
-    from .casefile import name_key
-
     made = session.scalars(select(User).where(User.role == "receiving_officer", User.simulated.is_(True),
                                               User.active.is_(True)).order_by(User.id))
     found = next((user for user in made if name_key(user.display_name) == name_key(name)), None)
@@ -647,7 +646,6 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
             case = session.get(Case, case_id)
             officer = session.get(User, case.receiving_officer_id) if case.receiving_officer_id else None
         if officer is None:
-            from .errors import Refused
             raise Refused("the cattle have not been sent to a receiving officer")
         uow.perform(sessions, step.do, tasks.act, officer, case_id, "ut_record_remittance",
                     {"proceeds": f["proceeds"], "expenses": f["expenses"]}, case_id=case_id, user=officer)

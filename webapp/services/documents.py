@@ -48,7 +48,7 @@ from markupsafe import Markup
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from .. import fees, i18n
+from .. import fees, i18n, pdf
 from ..casefile import Animal, CaseFile, name_key, present
 from ..errors import NotFound
 from ..i18n import N_
@@ -533,8 +533,6 @@ def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata") -> bytes:
     Raises:
         webapp.pdf.PdfUnavailable: no PDF can be made on this server now (HTTP 503).
     """
-    from .. import pdf
-
     return pdf.render(pdf_page(row, tz), created=row.issued_at, modified=row.cancelled_at)
 
 

@@ -28,6 +28,7 @@ from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, normali
 from ..services import drafts, repository
 from ..store.models import User
 from . import errors, preview
+from .admin_versions import listing_context
 from .api import bp as api_bp
 from .api import error_response, invalid_diagram_details, problem_json
 from .context import sessions, unauthorized
@@ -88,7 +89,6 @@ def _http_error(error: HTTPException) -> Any:
 def process_list() -> Any:
     """Every deployed process with its current version and its draft, its versions with running cases,
     and the process audit trail (admin_versions.listing_context)."""
-    from .admin_versions import listing_context
     with sessions()() as session:
         rows = [(drafts.version_json(version), drafts.draft_json(session, draft))
                 for version, draft in drafts.processes(session)]

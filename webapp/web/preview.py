@@ -16,6 +16,7 @@ from flask import render_template
 from ..casefile import Animal, CaseFile
 from ..i18n import DEFAULT_TZ
 from ..services.tasks import TaskView
+from .officer import form_fields  # the officers' own field builder, unchanged
 
 EXAMPLE_CASE = "EXAMPLE/2026/0001"
 EXAMPLE_INSTANT = datetime(2026, 1, 5, 4, 30, tzinfo=UTC)  # 10:00 in India
@@ -32,8 +33,6 @@ def _example_case() -> CaseFile:
 
 def render(schema: dict[str, Any], task_name: str) -> str:
     """The task page of ``schema`` for the example case, in the current (forced) locale, as HTML text."""
-    from .officer import form_fields  # the officers' own field builder, unchanged
-
     view = TaskView(case_id=0, case_number=EXAMPLE_CASE, task_id="preview", element_id="preview", name=task_name,
                     lane="secretary", form_key=None, schema=schema, due=date(2026, 1, 8), deadline_label=None,
                     deadline=None, data={}, lock_version=0)
