@@ -115,3 +115,23 @@ def _texts(value: Any, where: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             yield from _texts(item, f"{where}[{index}]")
+
+
+def required_line(value: Any, label: str, field: str) -> str:
+    """``value`` as a required one-line text of at most 200 characters, stripped: refused (naming
+    ``label``, with the error at ``field``) when it is not text, blank (zero-width characters alone
+    count as blank), holds a control character or a line break, or is longer.
+
+    Raises:
+        Refused: as above.
+    """
+    if value is not None and not isinstance(value, str):
+        raise Refused(M_("%(label)s must be text", label=label), {field: M_("not text")})
+    text = (value or "").strip()
+    check(text, field, label)
+    if is_blank(text):  # zero-width characters alone are as empty as spaces
+        raise Refused(M_("%(label)s is required", label=label), {field: M_("this field is required")})
+    check_one_line(text, field, label)
+    if len(text) > 200:
+        raise Refused(M_("%(label)s is longer than 200 characters", label=label), {field: M_("too long")})
+    return text

@@ -36,7 +36,7 @@ from ..store.models import DeadlineReminder
 from . import notifications
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cases import CaseRun  # the type of the run each function reads (cases imports this module)
+    from .case_run import CaseRun  # the type of the run each function reads (case_run imports this module)
 
 DEFAULT_DEADLINE_DAYS = 3
 log = logging.getLogger("rule130.notify")

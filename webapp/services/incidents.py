@@ -29,7 +29,7 @@ from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Case, Incident, Panchayat, User
 from . import uow, users
-from .cases import CaseRun
+from .case_run import CaseRun
 from .holds import (
     _audit,
 )

@@ -47,7 +47,7 @@ from ..errors import NotFound, Refused, Rule130Error
 from ..i18n import M_, N_, message_list
 from ..store.models import Case, ProcessVersion, User, get_row
 from . import repository, uow, versions
-from .cases import CaseRun
+from .case_run import CaseRun
 
 # Changes that do not alter how a task runs: a task renamed or re-documented may have run already.
 COSMETIC = {"bpmn_name", "documentation", "description"}

@@ -17,7 +17,7 @@ from .. import clock
 from ..errors import Conflict, Rule130Error
 from ..store.models import Case
 from . import alerts, uow
-from .cases import CaseRun
+from .case_run import CaseRun
 
 log = logging.getLogger("rule130.notify")
 
