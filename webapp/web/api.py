@@ -13,13 +13,9 @@ for a deadline that has passed.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import re
 from collections.abc import Callable
-from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,12 +25,12 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
 from .. import casefile
-from ..engine import runtime
 from ..engine.parser import Problem, problems_of
 from ..errors import AlreadySubmitted, InvalidDiagram, NotPermitted, Refused, Rule130Error
 from ..errors import NotFound as RuleNotFound
-from ..services import acts, cases, corrections, ledger, repository, tasklist, tasks, uow, users
-from ..store.models import Case, CaseEvent, Panchayat, ProcessVersion, User, get_row
+from ..services import acts, cases, corrections, ledger, tasklist, tasks, uow, users
+from ..store.models import Case, Panchayat, User, get_row
+from .api_json import case_brief, case_json, row_json, task_json
 from .context import csrf, db_session, sessions
 
 log = logging.getLogger("rule130.api")
@@ -200,113 +196,12 @@ def _object(body: dict[str, Any], field: str) -> dict[str, Any]:
     return value
 
 
-# -- rendering --------------------------------------------------------------------------------------
-
-def _jsonable(value: Any, tz: ZoneInfo | None) -> Any:
-    """Money as "0.00", dates as YYYY-MM-DD, instants in the Panchayat's zone with their offset."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name), tz) for f in dataclasses.fields(value)}
-    if isinstance(value, Decimal):
-        return f"{value:.2f}"
-    if isinstance(value, datetime):
-        return (value.astimezone(tz) if tz else value).isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, tz) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, tz) for v in value]
-    return value
-
-
-def _task_json(view: tasks.TaskView, user: User, tz: ZoneInfo | None) -> dict[str, Any]:
-    return {
-        "case_id": view.case_id,
-        "case_number": view.case_number,
-        "task_id": view.task_id,
-        "element_id": view.element_id,
-        "name": view.name,
-        "lane": view.lane,
-        "yours": view.lane == user.role,
-        "due": _jsonable(view.due, tz),
-        "deadline_label": view.deadline_label,
-        "deadline_last_day": _jsonable(view.deadline, tz),
-        "form_key": view.form_key,
-        "schema": view.schema,
-        "context": _jsonable(view.data, tz),
-        "lock_version": view.lock_version,
-    }
-
-
-def _case_brief(case: Case) -> dict[str, Any]:
-    return {"id": case.id, "number": case.case_number, "status": case.status, "outcome": case.outcome}
-
-
-def _history_json(session: Any, events: list[CaseEvent], tz: ZoneInfo) -> list[dict[str, Any]]:
-    names: dict[int, str] = {}
-    out = []
-    for event in events:
-        actor = None
-        if event.actor_user_id is not None:
-            if event.actor_user_id not in names:
-                person = session.get(User, event.actor_user_id)
-                names[event.actor_user_id] = person.username if person else str(event.actor_user_id)
-            actor = names[event.actor_user_id]
-        try:
-            detail = json.loads(event.detail_json or "{}")
-        except ValueError:
-            detail = {}
-        if isinstance(detail, dict):
-            detail.pop("message_i18n", None)  # the page's translation of a refusal; the API keeps the English
-        item = {"at": event.at.astimezone(tz).isoformat(), "kind": event.kind, "name": event.name,
-                "element_id": event.element_id, "actor_role": event.actor_role, "actor": actor, "detail": detail}
-        if event.kind == "notification":
-            # the service stores the notified roles in actor_role (comma-separated): say so
-            item["actor_role"] = None
-            item["notified_roles"] = [r for r in (event.actor_role or "").split(",") if r]
-        out.append(item)
-    return out
-
-
-def _entry_json(entry: Any, tz: ZoneInfo) -> dict[str, Any]:
-    """One ledger entry (docs/api.md): amount as text, instant in the Panchayat's zone."""
-    return {"id": entry.id, "at": entry.at.astimezone(tz).isoformat(), "from": entry.from_account,
-            "to": entry.to_account, "amount": f"{entry.amount:.2f}", "kind": entry.kind, "clause": entry.clause,
-            "element_id": entry.element_id, "officer_id": entry.officer_id, "memo": entry.memo,
-            "reversal_of": entry.reversal_of, "reason": entry.reason or None}
-
-
-def _case_json(case: Case, user: User) -> dict[str, Any]:
-    """The whole case: file facts, summary, ready tasks (any lane) and history."""
-    session = db_session()
-    cf = casefile.load(case.file_json)
-    tz = ZoneInfo(cf.timezone)
-    panchayat = session.get(Panchayat, case.panchayat_id)
-    facts = {f.name: _jsonable(getattr(cf, f.name), tz) for f in dataclasses.fields(cf)
-             if f.name not in ("case_number", "timezone", "timers")}
-    summary = _jsonable({k: v for k, v in cases.summary(session, case).items() if k != "case_number"}, tz)
-    return {
-        **_case_brief(case),
-        "panchayat": {"code": panchayat.code, "name": panchayat.name, "samiti": panchayat.samiti_code}
-        if panchayat else None,
-        "timezone": cf.timezone,
-        "lock_version": case.lock_version,
-        "created_at": case.created_at.astimezone(tz).isoformat(),
-        "closed_at": case.closed_at.astimezone(tz).isoformat() if case.closed_at else None,
-        "file": facts,
-        "summary": summary,
-        "ledger_entries": [_entry_json(e, tz) for e in ledger.entries(session, case.id)],
-        "tasks": [_task_json(v, user, tz) for v in tasks.case_tasks(session, case)],
-        "history": _history_json(session, cases.history(session, case), tz),
-    }
-
-
 def _render_case(case_id: int, status: int = 200) -> Response:
     """Re-read the case after a unit of work (the request session may hold a stale copy)."""
     session = db_session()
     session.rollback()  # end any read transaction and forget loaded objects
     case = cases.get_case(session, _user(), case_id)
-    response = jsonify(_case_json(case, _user()))
+    response = jsonify(case_json(case, _user()))
     response.status_code = status
     if status == 201:
         response.headers["Location"] = f"{bp.url_prefix}/cases/{case.id}"
@@ -397,37 +292,10 @@ def my_tasks() -> Response:
     locks = dict(session.execute(select(Case.id, Case.lock_version)
                                  .where(Case.id.in_({r.case_id for r in listing.rows}))).all()) if listing.rows else {}
     zones = {p.id: ZoneInfo(p.timezone or "Asia/Kolkata") for p in session.scalars(select(Panchayat))}
-    out = [_row_json(row, user, zones.get(row.panchayat_id), locks.get(row.case_id))
+    out = [row_json(row, user, zones.get(row.panchayat_id), locks.get(row.case_id))
            for row in listing.rows]
     return jsonify({"tasks": out, "total": listing.total, "overdue": listing.overdue,
                     "today": listing.today.isoformat()})
-
-
-def _row_json(row: tasklist.TaskRow, user: User, tz: ZoneInfo | None, lock_version: int | None) -> dict[str, Any]:
-    """A task-table row in the list's shape (docs/api.md, ``GET /tasks``)."""
-    version = db_session().get(ProcessVersion, row.process_version_id)
-    loaded = repository.load(version) if version is not None else None
-    spec = runtime.task_spec_by_id(loaded.parsed, row.element_id) if loaded else None
-    form = runtime.spec_form_name(spec) if spec is not None else None
-    context: dict[str, Any] = {}
-    if row.element_id == "ut_decide_objection" and row.subject:
-        context = {"objection": {"objector": row.subject}}
-    elif row.element_id == "ut_decide_appeal" and row.subject:
-        context = {"appeal": {"appellant": row.subject}}
-    return {
-        "case_id": row.case_id, "case_number": row.case_number, "task_id": row.task_id,
-        "element_id": row.element_id, "name": row.title, "lane": row.lane, "yours": row.lane == user.role,
-        "state": row.state, "todo": row.todo,
-        "due": _jsonable(row.due, tz), "deadline_label": row.deadline_label,
-        "deadline_last_day": _jsonable(row.deadline, tz), "act_by": _jsonable(row.act_by, tz),
-        "overdue": row.overdue, "days_left": row.days_left, "escalated_at": _jsonable(row.escalated_at, tz),
-        "ready_since": _jsonable(row.ready_since, tz), "ended_at": _jsonable(row.ended_at, tz),
-        "claimed_by": row.claimed_by, "claimed_by_you": row.claimed_by_id == user.id,
-        "claimed_at": _jsonable(row.claimed_at, tz), "assigned_to": row.assigned_to,
-        "form_key": form.split(".")[0] if form else None,
-        "schema": loaded.parsed.forms.get(form) if loaded and form else None,
-        "context": context, "lock_version": lock_version,
-    }
 
 
 def _task_action(case_ref: str, task_id: str, action: str, fn: Callable[..., Any], *args: Any) -> Response:
@@ -438,7 +306,7 @@ def _task_action(case_ref: str, task_id: str, action: str, fn: Callable[..., Any
     session.rollback()
     row = tasklist.task_row(session, user, case.id, task_id)
     tz = ZoneInfo(casefile.load(case.file_json).timezone)
-    return jsonify({"task": _row_json(row, user, tz, case.lock_version)})
+    return jsonify({"task": row_json(row, user, tz, case.lock_version)})
 
 
 @bp.post("/cases/<path:case_ref>/tasks/<task_id>/claim")
@@ -467,7 +335,7 @@ def list_cases() -> Response:
     if status not in (None, "running", "completed"):
         raise Refused("status must be running or completed", {"status": "running or completed"})
     found = cases.visible_cases(db_session(), _user(), status=status)
-    return jsonify({"cases": [_case_brief(c) for c in found]})
+    return jsonify({"cases": [case_brief(c) for c in found]})
 
 
 @bp.post("/cases")
@@ -535,7 +403,7 @@ def get_case(case_ref: str) -> Response:
             response.headers["Allow"] = "POST"
             return response
     case = _resolve(case_ref)
-    return jsonify(_case_json(case, _user()))
+    return jsonify(case_json(case, _user()))
 
 
 @bp.get("/cases/<path:case_ref>/tasks/<task_id>")
@@ -546,8 +414,8 @@ def get_task(case_ref: str, task_id: str) -> Response:
     user = _user()
     view = tasks.get_task(db_session(), user, case.id, task_id)
     tz = ZoneInfo(casefile.load(case.file_json).timezone)
-    listed = _row_json(tasklist.task_row(db_session(), user, case.id, task_id), user, tz, view.lock_version)
-    return jsonify({**listed, **_task_json(view, user, tz)})
+    listed = row_json(tasklist.task_row(db_session(), user, case.id, task_id), user, tz, view.lock_version)
+    return jsonify({**listed, **task_json(view, user, tz)})
 
 
 @bp.post("/cases/<path:case_ref>/tasks/<task_id>")
