@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 export RULE130_REQUIRE_BROWSER=1  # the browser tests must run, not be skipped (chromium comes from setup-browser.sh)
 .venv/bin/ruff check webapp handlers tests tools
+.venv/bin/mypy  # strict on the whole package (pyproject.toml, [tool.mypy])
 # one process for all of them (each on a fresh database); any mismatch or invalid file fails the run
 .venv/bin/rule130 simulate tests/scenarios/*.yaml >/dev/null || {
   echo "a scenario failed: .venv/bin/rule130 simulate tests/scenarios/*.yaml shows which" >&2; exit 1; }

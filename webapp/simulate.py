@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
 
 from . import clock, legal_time
 from .casefile import name_key
@@ -28,7 +29,7 @@ from .errors import Refused, Rule130Error
 from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
 from .services.amounts import parse_amount
 from .store import db
-from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease
+from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease, get_row
 from .tariff import SPECIES
 
 
@@ -366,7 +367,7 @@ def _check_database(url: str) -> None:
             pass
     except SQLAlchemyError as error:
         raise ScenarioError(f"--database: cannot open {url!r}: {error.__class__.__name__}: "
-                            f"{str(error.orig if getattr(error, 'orig', None) else error).splitlines()[0]}") from None
+                            f"{str(getattr(error, 'orig', None) or error).splitlines()[0]}") from None
     finally:
         engine.dispose()
 
@@ -385,7 +386,7 @@ def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
         engine.dispose()
 
 
-def _check_schema(engine, url: str) -> None:
+def _check_schema(engine: Engine, url: str) -> None:
     """Set up an empty database (Alembic, as ``rule130 init-db``); refuse one whose schema is not
     this code's newest revision, before anything is written to it (an upgrade is ``init-db``'s
     work, with the server stopped, not a side effect of a simulation).
@@ -406,7 +407,7 @@ def _check_schema(engine, url: str) -> None:
                         "nothing was changed")
 
 
-def _check_panchayat(session, code: str) -> Panchayat | None:
+def _check_panchayat(session: Session, code: str) -> Panchayat | None:
     """The Panchayat ``code`` if the simulator may write into it (a training one), None if it does
     not exist yet (the simulator creates it as training); the simulator's user names must be free
     or its own.
@@ -441,7 +442,7 @@ def _check_panchayat(session, code: str) -> Panchayat | None:
     return panchayat
 
 
-def _no_live_worker(session) -> None:
+def _no_live_worker(session: Session) -> None:
     """Refuse to run into a database a timer worker is serving (a running ``rule130 serve`` or
     ``rule130 worker``): the simulator moves its own virtual clock and fires its cases' timers
     itself, and a worker firing them at the same moment would race it step by step.
@@ -480,7 +481,7 @@ def _check_fit(scenarios: list[Scenario], existing: Panchayat | None, code: str)
                                     "run it into another Panchayat (--panchayat CODE)")
 
 
-def _people(session, code: str, scenario: Scenario) -> dict[str, User]:
+def _people(session: Session, code: str, scenario: Scenario) -> dict[str, User]:
     """The simulator's officers of the training Panchayat ``code`` (created, with the Panchayat as a
     training one, when missing): users the simulator made, who cannot sign in.
 
@@ -508,7 +509,7 @@ def _people(session, code: str, scenario: Scenario) -> dict[str, User]:
     return people
 
 
-def _receiver(session, name: str, code: str) -> User:
+def _receiver(session: Session, name: str, code: str) -> User:
     """The receiving officer the simulator made under the display name ``name`` (one per name,
     across scenarios and Panchayats), made now when there is none. Never a real receiving officer:
     a training case is never sent to a real person."""
@@ -523,7 +524,7 @@ def _receiver(session, name: str, code: str) -> User:
                                        display_name=name)
 
 
-def _run(scenario: Scenario, sessions, code: str) -> Result:
+def _run(scenario: Scenario, sessions: sessionmaker[Session], code: str) -> Result:
     virtual = clock.VirtualClock(scenario.case["impounded_at"])
     with clock.installed(virtual):
         with sessions() as session:
@@ -553,7 +554,7 @@ def _run(scenario: Scenario, sessions, code: str) -> Result:
             _check_step(step, error, mismatches)
         fire_until(sessions, case.id, virtual, None)
         with sessions() as session:
-            case = session.get(Case, case.id)
+            case = get_row(session, Case, case.id)
             result = _result(cases.summary(session, case))
             number = case.case_number
             timeline = _timeline(session, case, scenario.timezone)
@@ -562,11 +563,11 @@ def _run(scenario: Scenario, sessions, code: str) -> Result:
         return Result(result, mismatches, timeline, number)
 
 
-def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
+def fire_until(sessions: sessionmaker[Session], case_id: int, virtual: clock.VirtualClock, until: datetime | None) -> None:
     """Fire every timer due at or before ``until`` (all armed timers when None), in due order."""
     for _ in range(10_000):
         with sessions() as session:
-            case = session.get(Case, case_id)
+            case = get_row(session, Case, case_id)
             due, running = case.next_timer_due, case.status == "running"
             alert = case.next_alert_at
         if running and alert is not None and (due is None or alert < due) and (until is None or alert <= until):
@@ -580,7 +581,7 @@ def fire_until(sessions, case_id: int, virtual: clock.VirtualClock, until: datet
     raise RuntimeError("the simulated case keeps firing timers")
 
 
-def _note_act(sessions, case_id: int, step: Step, recorded: dict[int, tuple[int, str]]) -> None:
+def _note_act(sessions: sessionmaker[Session], case_id: int, step: Step, recorded: dict[int, tuple[int, str]]) -> None:
     """Remember the act a step just recorded (for a later ``correct`` naming the step)."""
     with sessions() as session:
         act = acts.latest(session, case_id)
@@ -588,7 +589,7 @@ def _note_act(sessions, case_id: int, step: Step, recorded: dict[int, tuple[int,
             recorded[step.number] = (act.id, act.actor_role or MAKER[step.do])
 
 
-def _correct(sessions, case_id: int, step: Step, people: dict[str, User],
+def _correct(sessions: sessionmaker[Session], case_id: int, step: Step, people: dict[str, User],
              recorded: dict[int, tuple[int, str]]) -> None:
     """The ``correct`` action: the act step ``step`` recorded is corrected (webapp.services.corrections),
     by ``by`` or else by the role that made it."""
@@ -600,7 +601,7 @@ def _correct(sessions, case_id: int, step: Step, people: dict[str, User],
     officer = people.get(role)
     if officer is None:
         with sessions() as session:
-            case = session.get(Case, case_id)
+            case = get_row(session, Case, case_id)
             officer = session.get(User, case.receiving_officer_id) if case.receiving_officer_id else None
         if officer is None:
             raise Refused("the case has no receiving officer to correct the act")
@@ -608,12 +609,14 @@ def _correct(sessions, case_id: int, step: Step, people: dict[str, User],
                 case_id=case_id, user=officer)
 
 
-def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
+def _perform(sessions: sessionmaker[Session], case_id: int, step: Step, people: dict[str, User], receivers: dict[str, User],
              code: str) -> None:
     f = step.fields
-    act = lambda role, element, data=None, **match: uow.perform(
-        sessions, step.do, tasks.act, people[role], case_id, element, data or {}, case_id=case_id,
-        user=people[role], **match)
+
+    def act(role: str, element: str, data: dict[str, Any] | None = None, **match: Any) -> Any:
+        return uow.perform(sessions, step.do, tasks.act, people[role], case_id, element, data or {},
+                           case_id=case_id, user=people[role], **match)
+
     if step.do == "release_by_owner":
         act("pound_keeper", "ut_release", {"owner": f["owner"]})
     elif step.do in ("record_death", "record_escape"):
@@ -643,7 +646,7 @@ def _perform(sessions, case_id: int, step: Step, people: dict[str, User], receiv
             act("sarpanch", "ut_decide_unsold", {"choice": f["send_to"], "receiver": receivers[receiver].username})
     elif step.do == "record_remittance":
         with sessions() as session:
-            case = session.get(Case, case_id)
+            case = get_row(session, Case, case_id)
             officer = session.get(User, case.receiving_officer_id) if case.receiving_officer_id else None
         if officer is None:
             raise Refused("the cattle have not been sent to a receiving officer")
@@ -707,7 +710,7 @@ def _result(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: _text(v) for k, v in summary.items() if k != "case_number"}
 
 
-def _timeline(session, case: Case, tz: str) -> list[dict[str, Any]]:
+def _timeline(session: Session, case: Case, tz: str) -> list[dict[str, Any]]:
     events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id,
                                                      CaseEvent.kind.in_(("task", "timer", "refusal", "notification",
                                                                          "correction"))))
@@ -727,9 +730,9 @@ def _same(expected: Any, actual: Any) -> bool:
     if expected is None or actual is None:
         return expected is None and actual is None
     if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected == actual
+        return bool(expected == actual)
     try:
-        return Decimal(str(expected)) == Decimal(str(actual))
+        return bool(Decimal(str(expected)) == Decimal(str(actual)))
     except InvalidOperation:
         return str(expected) == str(actual)
 
