@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from webapp import legal_time
 from webapp.cli import main
-from webapp.services import registers, users
+from webapp.services import registers, registers_csv, users
 from webapp.simulate import load_scenario, run_scenarios
 from webapp.store.models import Case, LedgerEntry, Panchayat
 
@@ -252,9 +252,9 @@ def test_csv_has_exact_decimal_text_and_reconciles(two_panchayats):
 
 
 def test_csv_cells_that_look_like_formulas_are_quoted():
-    assert registers._cell("=HYPERLINK(1)", "Asia/Kolkata") == "'=HYPERLINK(1)"
-    assert registers._cell(Decimal("-12.50"), "Asia/Kolkata") == "-12.50"
-    assert registers._cell(Decimal("1E+3"), "Asia/Kolkata") == "1000.00"
+    assert registers_csv.cell("=HYPERLINK(1)", "Asia/Kolkata") == "'=HYPERLINK(1)"
+    assert registers_csv.cell(Decimal("-12.50"), "Asia/Kolkata") == "-12.50"
+    assert registers_csv.cell(Decimal("1E+3"), "Asia/Kolkata") == "1000.00"
 
 
 BAD_PERIODS = [

@@ -19,7 +19,7 @@ from flask_login import current_user
 
 from ..errors import NotFound, Refused
 from ..i18n import localize
-from ..services import registers
+from ..services import registers, registers_csv
 from ..store.models import Panchayat, User
 from .context import db_session, unauthorized
 
@@ -109,8 +109,8 @@ def register_csv(code: str, register: str) -> Any:
     period, error, _values = _period(found)
     if period is None:
         return Response(f"{error}\n", status=422, mimetype="text/plain")
-    header, rows = registers.csv_table(register, found, _data(register, found, period))
+    header, rows = registers_csv.csv_table(register, found, _data(register, found, period))
     name = f"{found.code}-{register}-{period.first_day.isoformat()}-{period.last_day.isoformat()}.csv"
-    return Response(registers.write_csv(header, rows, found.timezone), mimetype="text/csv",
+    return Response(registers_csv.write_csv(header, rows, found.timezone), mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
