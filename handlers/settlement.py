@@ -24,16 +24,28 @@ ZERO = Decimal("0.00")
 def release_to_owner(ctx: HandlerContext) -> dict[str, Any]:
     """The owner (form ``release_by_owner``) pays F + C into the cattle pound account.
 
-    Returns: ``{"paid": rupees as text}``.
+    The form's ``amount_received`` (rupees, Decimal, already checked to be at least F + C by
+    ``webapp.services.rules``) is recorded on the release with the change returned; the ledger
+    receives exactly F + C, whatever was handed over (the pound account reconciles to the dues).
+
+    Returns: ``{"paid": rupees as text}`` (and ``received``, ``change`` when an amount was given).
     """
 
     cf = ctx.case_file
-    cf.release = Release(owner=str(ctx.form("release_by_owner")["owner"]), day=ctx.today)
+    form = ctx.form("release_by_owner")
+    cf.release = Release(owner=str(form["owner"]), day=ctx.today)
     due = fees.fine_and_feeding(cf, ctx.today)
+    result = {"paid": f"{due:.2f}"}
+    received = None if form.get("amount_received") in (None, "") else Decimal(str(form["amount_received"]))
+    if received is not None:
+        cf.release.received, cf.release.change = received, received - due
+        result.update(received=f"{received:.2f}", change=f"{received - due:.2f}")
+    owner = cf.release.owner
     ctx.ledger.post("owner", "pound_account", due, kind="fine_and_feeding", clause="reading: release",
-                    memo=f"fine and feeding paid by {cf.release.owner}")
+                    memo=f"fine and feeding paid by {owner}" if received is None
+                    else f"fine and feeding paid by {owner}; received {received:.2f}, change returned {received - due:.2f}")
     cf.outcome = "released_by_owner"
-    return {"paid": f"{due:.2f}"}
+    return result
 
 
 def _settle(ctx: HandlerContext, money: Decimal, outcome: str, clause: str) -> dict[str, Any]:

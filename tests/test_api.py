@@ -733,10 +733,17 @@ def test_appellate_authority_scope_is_its_samiti(api, sessions, virtual_clock):
 def test_release_by_owner_within_the_window(api, sessions, virtual_clock):
     case = start(api)
     virtual_clock.set(at("2026-01-07T10:00:00+05:30"))
-    released = api.complete("pound_keeper", case["id"], "ut_release", {"owner": "Ramlal"})
+    short = api.complete("pound_keeper", case["id"], "ut_release", {"owner": "Ramlal", "amount_received": "1000"})
+    assert short.status_code == 422
+    assert short.json["error"]["fields"] == {"amount_received": "₹1,360.00 is due; ₹1,000.00 was entered"}
+    assert api.case(case["id"], "pound_keeper")["status"] == "running"
+    released = api.complete("pound_keeper", case["id"], "ut_release", {"owner": "Ramlal", "amount_received": "१५००"})
     assert released.status_code == 200, released.json
     assert released.json["status"] == "completed"
-    assert released.json["file"]["release"] == {"owner": "Ramlal", "day": "2026-01-07"}
+    # F + C = 1,360.00 due; 1,500 handed over (typed in Devanagari digits), 140 given back
+    assert released.json["file"]["release"] == {"owner": "Ramlal", "day": "2026-01-07", "received": "1500.00",
+                                                "change": "140.00"}
+    assert released.json["summary"]["ledger"]["pound_account"] == "1360.00"
     assert released.json["closed_at"] == "2026-01-07T10:00:00+05:30"
 
 

@@ -182,7 +182,7 @@ def test_release_window_timer_opens_the_file_for_the_secretary(drive):
 def test_release_by_owner_in_the_window_pays_fine_and_feeding(drive):
     drive.start(TWO_COWS)
     drive.move("2026-01-08T23:59:59+05:30")
-    drive.act("pound_keeper", "ut_release", {"owner": "Owner M"})
+    drive.act("pound_keeper", "ut_release", {"owner": "Owner M", "amount_received": "1480.00"})
     case = drive.case()
     assert (case.status, case.outcome, case.next_timer_due) == ("completed", "released_by_owner", None)
     # F = 2 x 500; C = 2 x 60 x (01-05..01-08 = 4 days) = 480
@@ -194,7 +194,7 @@ def test_release_one_second_late_is_refused_naming_the_last_day_and_the_case_goe
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     drive.move("2026-01-09T00:00:01+05:30")
-    error = refused(drive, drive.act, "pound_keeper", "ut_release", {"owner": "Owner M"}, error=DeadlinePassed,
+    error = refused(drive, drive.act, "pound_keeper", "ut_release", {"owner": "Owner M", "amount_received": "1480.00"}, error=DeadlinePassed,
                     match="2026-01-08")
     assert error.details["last_day"] == "2026-01-08"
     publish(drive)
@@ -590,11 +590,11 @@ def test_order_auction_stand_is_not_open_during_the_notice_period(drive):
 def test_scope_other_panchayat_and_wrong_role(drive, officers):
     drive.start(ONE_COW)
     with pytest.raises(NotFound):
-        drive.act("secretary", "ut_release", {"owner": "X"}, user=officers["other_secretary"])
+        drive.act("secretary", "ut_release", {"owner": "X", "amount_received": "1480.00"}, user=officers["other_secretary"])
     with pytest.raises(NotFound):
         uow.perform(drive.sessions, "file_objection", cases.file_objection, officers["other_secretary"],
                     drive.case_id, "X")
-    refused(drive, drive.act, "secretary", "ut_release", {"owner": "X"}, error=NotPermitted,
+    refused(drive, drive.act, "secretary", "ut_release", {"owner": "X", "amount_received": "1480.00"}, error=NotPermitted,
             match="pound keeper")
     assert drive.ready("appellate_authority") == []
     with drive.sessions() as s:

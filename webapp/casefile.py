@@ -161,6 +161,8 @@ class Appeal:
 class Release:
     owner: str
     day: date
+    received: Decimal | None = None  # rupees the owner handed over (at least F + C); None before the field existed
+    change: Decimal | None = None  # rupees given back: received - (F + C)
 
 
 @dataclass

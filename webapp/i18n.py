@@ -424,6 +424,7 @@ def render_for(language: str | None, template: str, **params: Any) -> str:
 # history rows and version notes of the services, the default description of a calf born in the
 # pound (services/cases.py); each shown through its catalogue entry.
 MEMOS = (N_("auction money from %(name)s"), N_("remitted by %(name)s"), N_("security from %(name)s"),
+         N_("fine and feeding paid by %(name)s; received %(received)s, change returned %(change)s"),
          N_("fine and feeding paid by %(name)s"), N_("auction money repaid to %(name)s"),
          N_("remittance less fine and feeding"), N_("buyer's feeding to %(name)s"),
          N_("Moved from version %(from)s to version %(to)s"), N_("redeploy of v%(number)s: %(note)s"),

@@ -23,10 +23,10 @@ import yaml
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import clock, legal_time
+from . import casefile, clock, legal_time
 from .casefile import name_key
 from .errors import Refused, Rule130Error
-from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
+from .services import acts, cases, corrections, reminders, repository, rules, tasks, timers, uow, users
 from .services.amounts import parse_amount
 from .store import db
 from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease, get_row
@@ -49,7 +49,7 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields, optional fields)
-    "release_by_owner": ({"owner"}, set()),
+    "release_by_owner": ({"owner"}, {"amount_received"}),
     "record_death": (set(), {"tag", "animal"}),
     "record_escape": (set(), {"tag", "animal"}),
     "record_birth": (set(), {"tag", "animal", "born_on", "calf_tag", "calf_description"}),
@@ -77,7 +77,7 @@ MAKER = {"release_by_owner": "pound_keeper", "record_death": "pound_keeper", "re
          "file_appeal": "secretary", "decide_appeal": "appellate_authority", "return_by_buyer": "secretary",
          "deliver_to_objector": "secretary", "return_by_objector": "secretary", "pay_feeding_charges": "sarpanch"}
 CORRECTOR_ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer")
-AMOUNT_FIELDS = {"full_price", "amount", "proceeds", "expenses", "security"}
+AMOUNT_FIELDS = {"full_price", "amount", "proceeds", "expenses", "security", "amount_received"}
 OUTCOMES = ("pending", "released_by_owner", "auction_final", "returned_to_objector", "security_forfeited",
             "closed_no_animals")
 TOP_KEYS = {"name", "timezone", "tariff", "case", "settings", "steps", "expect"}
@@ -618,7 +618,12 @@ def _perform(sessions: sessionmaker[Session], case_id: int, step: Step, people: 
                            case_id=case_id, user=people[role], **match)
 
     if step.do == "release_by_owner":
-        act("pound_keeper", "ut_release", {"owner": f["owner"]})
+        received = f.get("amount_received")
+        if received is None:  # a scenario written before the field: the owner hands over exactly what is due
+            with sessions() as session:
+                case = get_row(session, Case, case_id)
+                received = f"{rules.release_due(casefile.load(case.file_json), step.at):.2f}"
+        act("pound_keeper", "ut_release", {"owner": f["owner"], "amount_received": received})
     elif step.do in ("record_death", "record_escape"):
         uow.perform(sessions, step.do, cases.record_animal_event, people["pound_keeper"], case_id,
                     "death" if step.do == "record_death" else "escape", tag=f.get("tag"),

@@ -16,7 +16,6 @@ from ..errors import NotFound
 from ..i18n import M_
 from ..store.models import Panchayat
 
-
 # -- CSV --------------------------------------------------------------------------------------------
 
 def cell(value: Any, tz: str) -> str:

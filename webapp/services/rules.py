@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from referencing.exceptions import Unresolvable
@@ -21,7 +22,7 @@ from ..casefile import CaseFile
 from ..deadlines import appeal_last_day
 from ..engine import forms
 from ..errors import DeadlinePassed, Refused
-from ..i18n import M_, N_, message_list
+from ..i18n import M_, N_, format_rupees, message_list
 from . import amounts, users
 from .amounts import parse_amount
 
@@ -194,10 +195,37 @@ def _require_text(data: dict[str, Any], field: str, label: str) -> str:
     return value
 
 
+def release_due(cf: CaseFile, at: datetime) -> Decimal:
+    """The total the owner pays to take the lot back at instant ``at``: the fine F plus the pound's
+    feeding C up to the act's local day (both counted), as :func:`webapp.fees.fine_and_feeding`
+    computes it (reading: release within the 3-day window). Rupees, Decimal with two decimals."""
+    return fees.fine_and_feeding(cf, legal_time.local_day(at, cf.timezone))
+
+
 @check("release_by_owner")
 def _release(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
+    """The owner's name, the release window, and the amount received (``amount_received``, rupees).
+
+    The amount received must be at least :func:`release_due`; more is accepted and the change
+    returned to the owner is printed on the receipt (the ledger takes exactly the amount due:
+    docs/RULE130.md, "Release: the amount received"). A form deployed before the field existed
+    has no ``amount_received``; the release then records none.
+
+    Raises:
+        Refused: less than is due, naming both amounts, at the field ``amount_received``.
+        DeadlinePassed: after the release window, naming its last day.
+    """
     data["owner"] = _require_text(data, "owner", M_("the owner's name"))
     _deadline(cf, "bt_release_window", at, M_("the release window"))
+    if "amount_received" in data:
+        received = parse_amount(data.get("amount_received"), "amount_received", M_("the amount received"))
+        due = release_due(cf, at)
+        if received < due:
+            message = M_("%(due)s is due; %(received)s was entered", due=format_rupees(due),
+                         received=format_rupees(received))
+            raise Refused(M_("the amount received is less than the fine and feeding: %(detail)s", detail=message),
+                          {"amount_received": message})
+        data["amount_received"] = received
     return data
 
 

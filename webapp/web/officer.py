@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -228,9 +229,16 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
     session = db_session()
     case = cases.get_case(session, me(), view.case_id)
     row = tasklist.task_row(session, me(), view.case_id, view.task_id)
+    cf = casefile.load(case.file_json)
     return render_template("officer/task.html", view=view, row=row, me_id=me().id, fields=fields, error=error, other_errors=other_errors,
-                           objector=objector, cf=casefile.load(case.file_json), summary=cases.summary(session, case),
+                           objector=objector, cf=cf, summary=cases.summary(session, case), release_due=_release_due(view, cf),
                            lock_version=view.lock_version if lock_version is None else lock_version), status
+
+
+def _release_due(view: tasks.TaskView, cf: casefile.CaseFile) -> Decimal | None:
+    """For the task "Release cattle to owner", the total to collect now (F + C on the request's
+    day: :func:`webapp.services.rules.release_due`, rupees); None for any other task."""
+    return rules.release_due(cf, clock.now()) if view.form_key == "release_by_owner" else None
 
 
 @bp.route("/cases/<int:case_id>/tasks/<task_id>", methods=["GET", "POST"])
@@ -283,11 +291,17 @@ def _as_rupees(typed: str) -> str:
 def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None) -> Any:
     """The check page of a task's form: each field's label and value as recorded (a choice by its words)."""
     printed = []
+    due = _release_due(view, casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json))
     for f in form_fields(view.schema, data, {}):
         value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] in ("select", "radio") else f["value"]
         if f["amount"]:
             value = _as_rupees(value)
+        if due is not None and f["name"] == "amount_received":
+            printed.append((_("Total to collect (fine + feeding)"), format_rupees(due)))
         printed.append((f["label"], value))
+        if due is not None and f["name"] == "amount_received":
+            received = amounts.parse_amount(f["value"], "amount_received")  # the check passed: an amount ≥ due
+            printed.append((_("Change to give back"), format_rupees(received - due)))
     hidden = {**{k: v for k, v in data.items()}, "lock_version": "" if expected is None else expected}
     deadline = (view.deadline_label, view.deadline) if view.deadline_label else None
     return check.render(title=M_(words(view.name)), printed=printed, follows=follows, hidden=hidden,
