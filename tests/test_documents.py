@@ -29,7 +29,7 @@ import pytest
 from pypdf import PdfReader
 from sqlalchemy import select, update
 
-from webapp import casefile, clock, simulate
+from webapp import casefile, clock, scenario_file, simulate
 from webapp.errors import EngineFailure
 from webapp.services import cases, documents, uow
 from webapp.store import audit
@@ -199,7 +199,7 @@ def test_amounts_of_a_lakh_and_more_are_grouped_the_indian_way_in_both_languages
                                                                                  virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)
     secretary = officers["secretary"]
-    virtual_clock.set(simulate._instant("2026-01-09T11:00:00+05:30", "at"))
+    virtual_clock.set(scenario_file._instant("2026-01-09T11:00:00+05:30", "at"))
     from webapp.services import tasks
     uow.perform(sessions, "publish_notice", tasks.act, secretary, case_id, "ut_publish_notice",
                 {"objection_period_days": 45, "full_price": "150000.00"}, case_id=case_id, user=secretary)
@@ -261,7 +261,7 @@ def test_each_document_is_issued_in_the_transaction_of_its_act_with_its_hash_in_
 def test_a_refused_act_issues_no_document(sessions, officers, virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)
     secretary = officers["secretary"]
-    virtual_clock.set(simulate._instant("2026-01-09T11:00:00+05:30", "at"))
+    virtual_clock.set(scenario_file._instant("2026-01-09T11:00:00+05:30", "at"))
     from webapp.errors import Refused
     from webapp.services import tasks
     with pytest.raises(Refused, match="30"):
@@ -625,7 +625,7 @@ def correct_the_notice(sessions, officers, virtual_clock) -> int:
     """Scenario s1 up to the notice, then the notice's publication corrected: the notice cancelled."""
     from webapp.services import acts, corrections
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
-    virtual_clock.set(simulate._instant("2026-01-09T12:00:00+05:30", "at"))
+    virtual_clock.set(scenario_file._instant("2026-01-09T12:00:00+05:30", "at"))
     secretary = officers["secretary"]
     with sessions() as session:
         act_id = acts.latest(session, case_id).id

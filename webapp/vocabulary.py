@@ -64,7 +64,7 @@ DATA = (N_("animals"), N_("animal"), N_("bidder"), N_("amount"), N_("appellant")
         N_("days left"), N_("consequence"), N_("send to"), N_("full price"), N_("impounded at"),
         N_("place seized"), N_("place impounded"), N_("nearest village"), N_("lateness seconds"), N_("who"),
         N_("name"), N_("role"), N_("state"), N_("number"), N_("document"), N_("sha256 en"), N_("sha256 hi"),
-        N_("calf"), N_("mother"), N_("born on"))
+        N_("calf"), N_("mother"), N_("born on"), N_("amount received"), N_("received"), N_("change"))
 # what the diff of two process versions names as changed (webapp.services.versions)
 DIFF_FIELDS = (N_("type"), N_("process"), N_("name"), N_("documentation"), N_("lane"), N_("timer"), N_("condition"),
                N_("form"), N_("operator"), N_("script"), N_("flow"), N_("default"), N_("attached to"),

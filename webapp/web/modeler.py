@@ -228,7 +228,7 @@ def validate(process_id: str) -> Any:
 def preview_form(process_id: str) -> Any:
     """The officer's task page for a form ``{"schema": JSON Schema (object or text), "language": "en" |
     "hi", "task": the task's name}``, rendered by the officers' own template and field builder
-    (``officer/task.html``, :func:`webapp.web.officer.form_fields`) for an example case: 200
+    (``officer/task.html``, :func:`webapp.web.task_forms.form_fields`) for an example case: 200
     ``{"html"}``; 422 when the schema is not a JSON object. Stores nothing."""
     body = _json_body()
     schema = body.get("schema")

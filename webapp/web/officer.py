@@ -9,7 +9,6 @@ error beside the field; other refusals (403, 404, 409) go to the error pages of 
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from decimal import Decimal
@@ -22,9 +21,8 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
-from ..engine import form_texts
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
-from ..i18n import M_, Message, current_language, flash_message, format_instant, format_rupees, translate
+from ..i18n import M_, Message, flash_message, format_instant, format_rupees
 from ..services import (
     amounts,
     cases,
@@ -43,15 +41,14 @@ from ..store.models import CaseTask, User
 from ..tariff import SPECIES
 from . import check
 from .context import BPMN_JS_DIST, db_session, sessions, unauthorized
-from .hardening import LARGEST_ID, local_target
+from .hardening import local_target
 from .public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
+from .task_forms import form_fields, lock_version, submitted_form, whole_number
 
 bp = Blueprint("officer", __name__)
 
 ANIMAL_ROWS = 5
 MAX_ANIMAL_ROWS = 100
-_INTEGER = re.compile(r"^\s*-?[0-9०-९]+\s*$")
-_DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")
 
 
 @bp.before_request
@@ -71,81 +68,6 @@ def words(identifier: str | None) -> str:
     """An identifier (a task's element name, a status) as the words of its catalogue entry:
     ``record_bid`` -> ``record bid`` (give it to ``M_`` to show it in the page's language)."""
     return str(identifier or "").replace("_", " ")
-
-
-# -- forms from JSON Schema -----------------------------------------------------------------------
-
-RADIO_LIMIT = 5  # choices shown as radios (all visible at once); more go in a select
-
-
-def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
-    """The inputs of a task's JSON Schema form, in schema order.
-
-    string -> text input (textarea when longer than 200 characters), integer/number -> a text
-    input for digits (ASCII or Devanagari: a number input would drop the latter), enum -> radios
-    (up to :data:`RADIO_LIMIT` choices, none chosen unless the officer chose it) or a select;
-    ``title`` is the label and ``description`` the help text, both shown in the page's language:
-    the form's own translation (webapp.engine.form_texts), else through the catalogue.
-    """
-    if not schema:
-        return []
-    required = set(schema.get("required", []))
-    language = current_language()  # a form's own Hindi first (webapp.engine.form_texts), else the catalogue
-    fields = []
-    for name, prop in (schema.get("properties") or {}).items():
-        kind = "text"
-        if "enum" in prop:
-            kind = "radio" if len(prop["enum"]) <= RADIO_LIMIT else "select"
-        elif prop.get("type") in ("integer", "number"):
-            kind = "number"
-        elif rules.is_multiline(prop):
-            kind = "textarea"
-        value = values.get(name, prop.get("default", ""))
-        if isinstance(value, str) and kind == "number":
-            value = value.translate(_DEVANAGARI)
-        fields.append({
-            "name": name, "kind": kind,
-            "label": form_texts.shown(prop, "title", language, translate) or fmt_words(name),
-            "help": form_texts.shown(prop, "description", language, translate), "required": name in required,
-            "options": [(str(option), form_texts.choice(prop, option, language, fmt_words))
-                        for option in prop.get("enum", [])],
-            "value": "" if value is None else str(value), "error": errors.get(name),
-            "minimum": prop.get("minimum"), "maximum": prop.get("maximum"),
-            "maxlength": prop.get("maxLength"), "amount": "pattern" in prop,
-            "step": 1 if prop.get("type") == "integer" else "any",
-        })
-    return fields
-
-
-def submitted_form(schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The posted values of the schema's fields (whole numbers as int for integer fields; anything
-    else stays text, for the service to check and to name if wrong)."""
-    props = (schema or {}).get("properties") or {}
-    data: dict[str, Any] = {}
-    for name, prop in props.items():
-        if name not in request.form:
-            continue
-        value = request.form.get(name, "")
-        if prop.get("type") == "integer" and _INTEGER.match(value):
-            data[name] = int(value.translate(_DEVANAGARI))  # ३० is 30, as a Hindi keyboard types it
-        else:
-            data[name] = value.strip() if isinstance(value, str) else value
-    return data
-
-
-def whole_number(raw: str) -> int | None:
-    """A posted id or count of ASCII digits that fits an INTEGER column (at most
-    :data:`.hardening.LARGEST_ID`), else None.
-
-    ``str.isdigit`` alone admits "²" (``int`` then raises) and ids the database cannot hold
-    (SQLite raises OverflowError past 64 bits, PostgreSQL past an INTEGER's 2^31 - 1): either
-    would be a 500 instead of a plain refusal.
-    """
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 and int(raw) <= LARGEST_ID else None
-
-
-def _lock_version() -> int | None:
-    return whole_number(request.form.get("lock_version", ""))
 
 
 # -- my tasks and a task ----------------------------------------------------------------------------
@@ -254,7 +176,7 @@ def task(case_id: int, task_id: str) -> Any:
     if request.method == "GET":
         return _render_task(view)
     data = submitted_form(view.schema)
-    expected = _lock_version()
+    expected = lock_version()
     if expected is None and request.form.get("lock_version", "") != "":
         # a mangled version would otherwise skip the check for a case changed since the form was shown
         return _render_task(view, values=data, error=_("The form is out of date (its version is not a number): "

@@ -1,5 +1,5 @@
 """The modeler's preview of a task form: the officers' own task page (``officer/task.html``, its fields
-built by :func:`webapp.web.officer.form_fields`) for an example case, so an administrator sees the
+built by :func:`webapp.web.task_forms.form_fields`) for an example case, so an administrator sees the
 form exactly as officers will, in either language, before deploying it. Nothing is read from or
 written to a case; the example case's facts are fixed and say they are an example.
 """
@@ -16,7 +16,7 @@ from flask import render_template
 from ..casefile import Animal, CaseFile
 from ..i18n import DEFAULT_TZ
 from ..services.tasks import TaskView
-from .officer import form_fields  # the officers' own field builder, unchanged
+from .task_forms import form_fields  # the officers' own field builder, unchanged
 
 EXAMPLE_CASE = "EXAMPLE/2026/0001"
 EXAMPLE_INSTANT = datetime(2026, 1, 5, 4, 30, tzinfo=UTC)  # 10:00 in India
@@ -40,4 +40,4 @@ def render(schema: dict[str, Any], task_name: str) -> str:
     summary = SimpleNamespace(fees=SimpleNamespace(fine=Decimal("500.00"), pound_feeding=Decimal("150.00")))
     return render_template("officer/task.html", view=view, row=row, me_id=-1, fields=form_fields(schema, {}, {}),
                            error=None, other_errors={}, objector=None, cf=_example_case(), summary=summary,
-                           lock_version=0)
+                           lock_version=0, release_due=None)
