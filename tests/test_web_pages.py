@@ -471,7 +471,7 @@ def test_a_refusal_on_a_closed_case_is_said_at_the_top_of_the_page(client, sessi
     """A closed case shows no forms to act in, so the refusal cannot go beside one: it goes at the top."""
     case_id = start_case_on_page(client, virtual_clock)
     virtual_clock.set(at("2026-01-06T10:00:00+05:30"))
-    assert complete(client, task_link(client, "Release cattle to owner"), owner="Owner M").status_code == 302
+    assert complete(client, task_link(client, "Release cattle to owner"), owner="Owner M", amount_received="1240").status_code == 302
     login(client, who)
     page = client.post(f"/cases/{case_id}/{url}", data=data)
     assert page.status_code == 422
