@@ -531,7 +531,7 @@ def test_a_security_given_with_another_decision_on_a_claim_is_refused(api, sessi
     before = unchanged(api, case["id"], "sarpanch")
     url = f"/cases/{case['id']}/acts/ut_decide_objection"
     error = assert_error(api.post(url, "sarpanch", {"data": {"decision": "not_proved", "security": "100"}}), 422)
-    assert error["fields"] == {"security": "only for delivery on security"}
+    assert error["fields"] == {"security": "only when Decision is “interim delivery”; leave it empty"}
     assert unchanged(api, case["id"], "sarpanch") == before
     assert api.post(url, "sarpanch", {"data": {"decision": "not_proved"}}).status_code == 200
 

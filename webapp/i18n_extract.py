@@ -1,6 +1,7 @@
 """A Babel extractor for the JSON Schema forms of the process library (``babel.cfg``).
 
-Every ``title`` and ``description`` (of the form and of each property) and every ``enum`` value, as
+Every ``title`` and ``description`` (of the form, of each property and of each ``then`` of an
+if/then: a conditional field's hint) and every ``enum`` value, as
 the page shows it (``not_proved`` -> ``not proved``), becomes a catalogue message, so the task form
 of a deployed version is shown in the officer's language through the same catalogue as the pages.
 """
@@ -30,6 +31,13 @@ def schema_texts(schema: dict[str, Any]) -> Iterator[str]:
                 yield prop[key]
         for option in prop.get("enum") or []:
             yield enum_words(option)
+    # the hint of a field that applies only for some choice (the ``then`` of an if/then:
+    # webapp.engine.conditions), at the top level or in the top-level allOf
+    branches = [schema] + [item for item in schema.get("allOf") or [] if isinstance(item, dict)]
+    for branch in branches:
+        then = branch.get("then") if "if" in branch else None
+        if isinstance(then, dict) and isinstance(then.get("description"), str):
+            yield then["description"]
 
 
 def extract_json_schema(fileobj: IO[bytes], keywords: Any, comment_tags: Any,

@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
 from ..deadlines import appeal_last_day
-from ..engine import forms
+from ..engine import conditions, forms
 from ..errors import DeadlinePassed, Refused
-from ..i18n import M_, N_, format_rupees, message_list
+from ..i18n import M_, N_, OR, format_rupees, message_list
 from . import amounts, users
 from .amounts import parse_amount
 
@@ -62,11 +62,19 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
                          "saved. An administrator must deploy a corrected form.", detail=str(refused))) from None
     if not errors:
         return
+    check_conditions(schema, data)  # an if/then the form states is named in words, not jsonschema's
     field_errors: dict[str, Any] = {}
     for error in errors:
         if error.validator == "required":
             missing = error.message.split("'")[1] if "'" in error.message else "?"
             field_errors[missing] = M_("this field is required")
+        elif error.validator is None and error.validator_value is None and error.path:
+            # a ``false`` subschema (a field an if/then/else of another shape forbids here)
+            name = ".".join(str(p) for p in error.path)
+            title = schema.get("properties", {}).get(name, {}).get("title")
+            field_errors.setdefault(name, M_("%(title)s: %(message)s", title=M_(title) if title else name,
+                                             message=M_("this field does not apply to the choices made; leave it "
+                                                        "empty")))
         elif error.validator == "additionalProperties":
             known = set(schema.get("properties", {}))
             extra = sorted(str(k) for k in (error.instance or {}) if k not in known)
@@ -79,6 +87,38 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
                                              message=message) if name != "_form" else message)
     raise Refused(M_("the form has errors: %(summary)s", summary=message_list(list(field_errors.values()), "; ")),
                   field_errors)
+
+
+def _choice_words(condition: conditions.Condition) -> Any:
+    return message_list([M_(value.replace("_", " ")) for value in condition.values], M_(OR))
+
+
+def check_conditions(schema: dict[str, Any], data: dict[str, Any]) -> None:
+    """Refuse ``data`` where a field that applies only for some choice of another field (the
+    form's ``if``/``then``/``else``: :mod:`webapp.engine.conditions`) is missing for that choice or
+    given for another, naming the field, its control and the choice, e.g. "Security for interim
+    delivery (₹): required when Decision is “interim delivery”". Nothing else is checked here.
+
+    Raises:
+        Refused: with one message per such field (``field_errors``).
+    """
+    wrong = conditions.broken(schema, data)
+    if not wrong:
+        return
+    properties = schema.get("properties", {})
+    field_errors: dict[str, Any] = {}
+    summary = []
+    for name, (kind, condition) in wrong.items():
+        control = M_(properties.get(condition.control, {}).get("title") or condition.control.replace("_", " "))
+        if kind == "missing":
+            field_errors[name] = M_("required when %(control)s is “%(choice)s”", control=control,
+                                    choice=_choice_words(condition))
+        else:
+            field_errors[name] = M_("only when %(control)s is “%(choice)s”; leave it empty", control=control,
+                                    choice=_choice_words(condition))
+        title = properties.get(name, {}).get("title")
+        summary.append(M_("%(title)s: %(message)s", title=M_(title) if title else name, message=field_errors[name]))
+    raise Refused(M_("the form has errors: %(summary)s", summary=message_list(summary, "; ")), field_errors)
 
 
 KINDS = {"integer": N_("a whole number"), "number": N_("a number"), "string": N_("text"),
@@ -108,7 +148,9 @@ def _schema_message(error: Any) -> Any:
 
 def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile, data: dict[str, Any],
           at: datetime) -> dict[str, Any]:
-    """Check required fields, then the rule checks, then the schema (the rule messages are the clearer ones).
+    """Check required fields, then the fields that apply only for some choice (the form's
+    ``if``/``then``: :func:`check_conditions`), then the rule checks, then the schema (the rule
+    messages are the clearer ones).
 
     Returns:
         the cleaned form to store in the task's data.
@@ -144,6 +186,7 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
         if bad:
             message = M_("%(first)s; %(more)s", first=message, more=message_list([r.message for r in bad.values()], "; "))
         raise Refused(message, errors)
+    check_conditions(schema, data)
     if len(bad) > 1:
         raise Refused(message_list([r.message for r in bad.values()], "; "),
                       {name: refused.field_errors.get(name, refused.message) for name, refused in bad.items()})

@@ -215,6 +215,8 @@ def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], 
     printed = []
     due = _release_due(view, casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json))
     for f in form_fields(view.schema, data, {}):
+        if f["depends"] and not f["depends"]["applies"] and f["name"] not in data:
+            continue  # a field for another choice (the form's if/then) was not part of this act
         value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] in ("select", "radio") else f["value"]
         if f["amount"]:
             value = _as_rupees(value)

@@ -10,8 +10,8 @@ from typing import Any
 
 from flask import request
 
-from ..engine import form_texts
-from ..i18n import current_language, translate
+from ..engine import conditions, form_texts
+from ..i18n import N_, current_language, translate
 from ..services import (
     rules,
 )
@@ -24,6 +24,7 @@ _DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")
 
 # -- forms from JSON Schema -----------------------------------------------------------------------
 
+ONLY_WHEN = N_("Only when %(control)s is “%(choice)s”")  # a conditional field's hint when its form gives none
 RADIO_LIMIT = 5  # choices shown as radios (all visible at once); more go in a select
 
 
@@ -40,6 +41,7 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
         return []
     required = set(schema.get("required", []))
     language = current_language()  # a form's own Hindi first (webapp.engine.form_texts), else the catalogue
+    conditional = conditions.conditions(schema)
     fields = []
     for name, prop in (schema.get("properties") or {}).items():
         kind = "text"
@@ -62,8 +64,29 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
             "minimum": prop.get("minimum"), "maximum": prop.get("maximum"),
             "maxlength": prop.get("maxLength"), "amount": "pattern" in prop,
             "step": 1 if prop.get("type") == "integer" else "any",
+            "depends": _depends(conditional.get(name), schema, language, values),
         })
     return fields
+
+
+def _depends(condition: conditions.Condition | None, schema: dict[str, Any], language: str,
+             values: dict[str, Any]) -> dict[str, Any] | None:
+    """For a field that applies only for some choice of another (the form's ``if``/``then``:
+    :mod:`webapp.engine.conditions`): the controlling field, the values it applies for, whether
+    it applies to ``values`` (the form as sent or shown) and the hint shown with it (``then``'s
+    ``description`` in the page's language, else "Only when <control> is <choice>"); None for any
+    other field. The page's script (static/conditional.js) hides it unless the choice is made."""
+    if condition is None:
+        return None
+    control = (schema.get("properties") or {}).get(condition.control) or {}
+    hint = form_texts.shown(condition.node, "description", language, translate)
+    if not hint:
+        choices = [form_texts.choice(control, value, language, fmt_words) for value in condition.values]
+        hint = translate(ONLY_WHEN) % {
+            "control": form_texts.shown(control, "title", language, translate) or fmt_words(condition.control),
+            "choice": f" {translate('or')} ".join(choices)}
+    return {"control": condition.control, "values": list(condition.values), "hint": hint,
+            "applies": condition.applies(values), "required": condition.required}
 
 
 def submitted_form(schema: dict[str, Any] | None) -> dict[str, Any]:

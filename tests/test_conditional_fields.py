@@ -1,0 +1,190 @@
+"""Fields shown only where they apply, Devanagari digits wherever digits are, and one rule for the
+amount received on a release (issue 20, item 3).
+
+- The security of "Decide ownership claim" applies only for an interim delivery: the form says it
+  in JSON Schema (``allOf`` / ``if`` / ``then`` / ``else``); the page wraps the field with the
+  condition in data attributes and a hint, and the server refuses it missing for an interim
+  delivery or given with another decision, naming the field in English and in Hindi.
+- Dates, numbers and amounts typed with Devanagari digits (२०२६-०१-०५) are read as ASCII digits.
+- The release: the page requires the amount received; the API takes its absence as exactly the
+  amount due.
+
+Real SQLite, the real diagram, the virtual clock (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import lxml.html
+
+from webapp.engine import conditions
+from webapp.services import rules
+
+from .test_api import Api, assert_error, open_file, publish, tokens, unchanged  # noqa: F401 (fixtures)
+from .test_web_pages import (
+    at,
+    case_file,
+    complete,
+    login,
+    publish_notice,
+    start_case_on_page,
+    task_link,
+    text_of,
+)
+
+FORMS = Path(__file__).resolve().parents[1] / "processes" / "rule130" / "forms"
+DECIDE = json.loads((FORMS / "decide_objection.schema.json").read_text(encoding="utf-8"))
+
+
+def api_for(client, tokens) -> Api:  # noqa: F811
+    return Api(client, tokens)
+
+
+def objection_on_page(client, sessions, virtual_clock) -> tuple[int, str]:
+    """A case with the notice published and Ram Lal's objection filed; the sarpanch signed in, with
+    the link of the task "Decide ownership claim"."""
+    case_id = start_case_on_page(client, virtual_clock)
+    publish_notice(client, sessions, virtual_clock, case_id)
+    virtual_clock.set(at("2026-01-12T10:00:00+05:30"))
+    assert client.post(f"/cases/{case_id}/objections", data={"objector": "Ram Lal"}).status_code == 302
+    login(client, "sar")
+    return case_id, task_link(client, "Decide ownership claim")
+
+
+# -- 1. the security only for an interim delivery -----------------------------------------------------
+
+def test_the_decide_objection_form_says_in_json_schema_that_the_security_is_for_an_interim_delivery():
+    [condition] = conditions.conditions(DECIDE).values()
+    assert (condition.field, condition.control, condition.values) == ("security", "decision", ("interim_delivery",))
+    assert condition.required and condition.forbidden
+    assert condition.node["description"] == "Only for an interim delivery"
+    assert conditions.broken(DECIDE, {"decision": "interim_delivery"}) == {"security": ("missing", condition)}
+    assert conditions.broken(DECIDE, {"decision": "proved", "security": "10"}) == {
+        "security": ("not_applicable", condition)}
+    assert conditions.broken(DECIDE, {"decision": "proved"}) == {}
+    assert conditions.broken(DECIDE, {"decision": "interim_delivery", "security": "10"}) == {}
+    # the JSON Schema validator agrees (the same if/then/else, read by jsonschema)
+    from webapp.engine import forms
+    assert not list(forms.validator(DECIDE).iter_errors({"decision": "interim_delivery", "security": "10"}))
+    assert list(forms.validator(DECIDE).iter_errors({"decision": "interim_delivery"}))
+    assert list(forms.validator(DECIDE).iter_errors({"decision": "proved", "security": "10"}))
+
+
+def test_the_page_wraps_the_security_with_its_condition_a_hint_and_the_script(client, sessions, virtual_clock):
+    _case_id, link = objection_on_page(client, sessions, virtual_clock)
+    html = client.get(link).get_data(as_text=True)
+    doc = lxml.html.fromstring(html)
+    wrapper = doc.get_element_by_id("f-security-field")
+    assert wrapper.get("data-depends-on") == "decision"
+    assert json.loads(wrapper.get("data-depends-values")) == ["interim_delivery"]
+    assert "conditional" in wrapper.get("class").split()
+    assert wrapper.xpath(".//input[@name='security']")  # the input is inside the wrapper
+    assert doc.get_element_by_id("f-security-when").text_content() == "Only for an interim delivery"
+    assert "f-security-when" in wrapper.xpath(".//input[@name='security']")[0].get("aria-describedby").split()
+    [script] = doc.xpath("//script[contains(@src, 'conditional.js')]")
+    assert script.get("src").endswith("/static/conditional.js")
+    assert not doc.xpath("//script[not(@src)]") and "onchange" not in html  # the CSP allows no inline script
+    # the decision itself is not conditional, and the reason neither
+    assert doc.get_element_by_id("f-decision").xpath("ancestor::div[@data-depends-on]") == []
+    static = client.get(script.get("src"))
+    assert static.status_code == 200 and b"data-depends-on" in static.data
+
+
+def test_the_hint_is_in_hindi_on_the_hindi_page(client, sessions, virtual_clock):
+    _case_id, link = objection_on_page(client, sessions, virtual_clock)
+    assert client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    doc = lxml.html.fromstring(client.get(link).get_data(as_text=True))
+    assert doc.get_element_by_id("f-security-when").text_content() == "केवल अंतरिम सुपुर्दगी के लिए"
+
+
+def test_an_interim_delivery_without_security_is_refused_naming_the_field(client, sessions, virtual_clock):
+    case_id, link = objection_on_page(client, sessions, virtual_clock)
+    page = complete(client, link, decision="interim_delivery", security="")
+    assert page.status_code == 422
+    text = text_of(page)
+    assert ("the form has errors: Security for interim delivery (₹): required when Decision is "
+            "“interim delivery”") in text
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert doc.get_element_by_id("f-security-error").text_content() == "required when Decision is “interim delivery”"
+    assert case_file(sessions, case_id).objections[0].decision is None and case_file(sessions, case_id).interim is None
+
+
+def test_the_refusal_is_in_hindi_on_the_hindi_page(client, sessions, virtual_clock):
+    case_id, link = objection_on_page(client, sessions, virtual_clock)
+    assert client.post("/language", data={"lang": "hi", "next": "/tasks"}).status_code == 302
+    page = complete(client, link, decision="proved", security="500")
+    assert page.status_code == 422
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert doc.get_element_by_id("f-security-error").text_content() == (
+        "केवल तब जब निर्णय “अंतरिम सुपुर्दगी” हो; इसे खाली छोड़ें")
+    assert case_file(sessions, case_id).objections[0].decision is None
+
+
+def test_a_decision_without_the_security_on_the_page_records_no_security(client, sessions, virtual_clock):
+    """What the page's script sends when the security is hidden: no security field at all (a
+    disabled input is not sent); and without the script, an empty security is no value."""
+    case_id, link = objection_on_page(client, sessions, virtual_clock)
+    response = complete(client, link, decision="not_proved", security="")
+    assert response.status_code == 302, text_of(response)
+    claim = case_file(sessions, case_id).objections[0]
+    assert claim.decision == "not_proved" and case_file(sessions, case_id).interim is None
+
+
+def test_the_check_page_of_a_decision_leaves_out_the_security_it_does_not_take(client, sessions, virtual_clock):
+    _case_id, link = objection_on_page(client, sessions, virtual_clock)
+    page = complete(client, link, confirm=False, decision="not_proved")
+    assert page.status_code == 200
+    text = text_of(page)
+    assert "not proved" in text and "Security for interim delivery" not in text
+
+
+def test_an_interim_delivery_with_security_is_recorded(client, sessions, virtual_clock):
+    case_id, link = objection_on_page(client, sessions, virtual_clock)
+    response = complete(client, link, decision="interim_delivery", security="१५००")
+    assert response.status_code == 302, text_of(response)
+    interim = case_file(sessions, case_id).interim
+    assert interim is not None and interim.objector == "Ram Lal" and interim.security == Decimal("1500.00")
+
+
+def test_the_api_refuses_a_security_with_another_decision_naming_the_field(client, tokens, sessions,  # noqa: F811
+                                                                            virtual_clock):
+    api = api_for(client, tokens)
+    case = open_file(api, sessions, virtual_clock)
+    publish(api, case["id"])
+    virtual_clock.set(at("2026-01-20T11:00:00+05:30"))
+    assert api.post(f"/cases/{case['id']}/objections", "secretary", {"objector": "Ramesh"}).status_code == 201
+    before = unchanged(api, case["id"], "sarpanch")
+    url = f"/cases/{case['id']}/acts/ut_decide_objection"
+    error = assert_error(api.post(url, "sarpanch", {"data": {"decision": "proved", "security": "100"}}), 422)
+    assert error["message"] == ("the form has errors: Security for interim delivery (₹): only when Decision is "
+                                "“interim delivery”; leave it empty")
+    assert error["fields"] == {"security": "only when Decision is “interim delivery”; leave it empty"}
+    error = assert_error(api.post(url, "sarpanch", {"data": {"decision": "interim_delivery"}}), 422)
+    assert error["fields"] == {"security": "required when Decision is “interim delivery”"}
+    assert unchanged(api, case["id"], "sarpanch") == before
+
+
+def test_the_validator_names_a_conditional_field_not_jsonschema_text():
+    """validate_schema, the last check of every form, words if/then failures as the form check does."""
+    import pytest
+
+    from webapp.errors import Refused
+    with pytest.raises(Refused) as refused:
+        rules.validate_schema(DECIDE, {"decision": "proved", "security": "100"})
+    assert refused.value.field_errors == {"security": "only when Decision is “interim delivery”; leave it empty"}
+    assert "schema" not in str(refused.value.message) and "False" not in str(refused.value.message)
+
+
+def test_the_modeler_preview_renders_the_conditional_field(client):
+    login(client, "admin")
+    response = client.post("/admin/processes/rule130_case/forms/preview",
+                           json={"schema": DECIDE, "language": "hi", "task": "Decide ownership claim"})
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    doc = lxml.html.fromstring(response.json["html"])
+    wrapper = doc.get_element_by_id("f-security-field")
+    assert wrapper.get("data-depends-on") == "decision"
+    assert doc.get_element_by_id("f-security-when").text_content() == "केवल अंतरिम सुपुर्दगी के लिए"
+
