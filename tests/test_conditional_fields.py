@@ -15,6 +15,7 @@ Real SQLite, the real diagram, the virtual clock (tests/conftest.py).
 from __future__ import annotations
 
 import json
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -187,4 +188,75 @@ def test_the_modeler_preview_renders_the_conditional_field(client):
     wrapper = doc.get_element_by_id("f-security-field")
     assert wrapper.get("data-depends-on") == "decision"
     assert doc.get_element_by_id("f-security-when").text_content() == "केवल अंतरिम सुपुर्दगी के लिए"
+
+
+# -- 2. Devanagari digits wherever digits are ---------------------------------------------------------
+
+def test_a_birth_recorded_on_the_case_page_with_a_devanagari_date(client, sessions, virtual_clock):
+    case_id = start_case_on_page(client, virtual_clock)  # two cows impounded 2026-01-05; the pound keeper signed in
+    virtual_clock.set(at("2026-01-07T09:00:00+05:30"))
+    response = client.post(f"/cases/{case_id}/births", data={"mother": "1", "born_on": "२०२६-०१-०६",
+                                                              "calf_description": "white calf"})
+    assert response.status_code == 302, text_of(response)
+    calf = case_file(sessions, case_id).animals[-1]
+    assert (calf.description, calf.born_on, calf.mother) == ("white calf", date(2026, 1, 6), 1)
+    page = text_of(client.get(f"/cases/{case_id}"))
+    assert "born in the pound on Tuesday, 6 January 2026 to animal 1" in page
+
+
+def test_a_devanagari_date_still_meets_the_same_checks(client, sessions, virtual_clock):
+    case_id = start_case_on_page(client, virtual_clock)
+    virtual_clock.set(at("2026-01-07T09:00:00+05:30"))
+    response = client.post(f"/cases/{case_id}/births", data={"mother": "1", "born_on": "२०२६-०१-०९"})
+    assert response.status_code == 422
+    assert "the day of birth Friday, 9 January 2026 is after today" in text_of(response)
+    response = client.post(f"/cases/{case_id}/births", data={"mother": "1", "born_on": "२०२६-१३-०१"})
+    assert response.status_code == 422
+    assert "the day of birth must be a date such as 2026-01-07" in text_of(response)
+    assert len(case_file(sessions, case_id).animals) == 2  # nothing recorded
+
+
+def test_amounts_days_and_dates_in_devanagari_digits_through_the_api(client, tokens, sessions,  # noqa: F811
+                                                                      virtual_clock):
+    api = api_for(client, tokens)
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    started = api.post("/cases", "pound_keeper", {
+        "impounded_at": "२०२६-०१-०५T१०:००:००+०५:३०", "place_seized": "Bhimpura",
+        "place_impounded": "Kanji House, Rampura", "nearest_village": "Bhimpura",
+        "animals": [{"species": "cow", "description": "brown cow", "tag": "RJ-1001"}]})
+    assert started.status_code == 201, started.json
+    case_id = started.json["id"]
+    assert started.json["file"]["impounded_at"] == "2026-01-05T10:00:00+05:30"
+    virtual_clock.set(at("2026-01-07T09:00:00+05:30"))
+    born = api.post(f"/cases/{case_id}/animal-events", "pound_keeper",
+                    {"kind": "birth", "position": 1, "born_on": "२०२६-०१-०६"})
+    assert born.status_code == 201, born.json
+    assert born.json["file"]["animals"][1]["born_on"] == "2026-01-06"
+    virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
+    from webapp.services import timers
+    assert timers.fire_due(sessions) >= 1
+    published = api.complete("secretary", case_id, "ut_publish_notice",
+                             {"objection_period_days": "३०", "full_price": "१२,०००.५०"})
+    assert published.status_code == 200, published.json
+    notice = published.json["file"]["notice"]
+    assert (notice["objection_period_days"], notice["full_price"], notice["last_day"]) == (30, "12000.50", "2026-02-08")
+    with sessions() as session:
+        from webapp.store.models import Case
+        stored = casefile_of(session.get(Case, case_id))
+    assert stored.notice.full_price == Decimal("12000.50")
+
+
+def casefile_of(case):
+    from webapp import casefile
+    return casefile.load(case.file_json)
+
+
+def test_the_digits_helper_changes_only_digits():
+    from webapp.digits import ascii_digits
+    assert ascii_digits("२०२६-०१-०५") == "2026-01-05"
+    assert ascii_digits("₹१,२००.५०") == "₹1,200.50"
+    assert ascii_digits("मोहन") == "मोहन" and ascii_digits(30) == 30 and ascii_digits(None) is None
+    # a task form's names and reasons keep their digits; its numbers, amounts and dates lose theirs
+    assert rules.typed_digits(DECIDE, {"decision": "proved", "security": "१५", "reason": "धारा १३०"}) == {
+        "decision": "proved", "security": "15", "reason": "धारा १३०"}
 

@@ -10,21 +10,40 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from .digits import ascii_digits
+
 MAX_PERIOD_DAYS = 3650  # ten years: no period of the rule comes near it (the longest setting is 365 days)
 
 
 def parse_instant(value: str | datetime) -> datetime:
-    """Read an offset-aware ISO 8601 instant.
+    """Read an offset-aware ISO 8601 instant (its digits also in Devanagari: webapp.digits).
 
     Raises:
         ValueError: the text is not ISO 8601, or has no UTC offset.
     """
-    instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    instant = value if isinstance(value, datetime) else datetime.fromisoformat(ascii_digits(str(value)).strip())
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"an instant needs a UTC offset: {value}")
     if not 1900 <= instant.year <= 9000:
         raise ValueError(f"the year {instant.year} is out of range")
     return instant
+
+
+def parse_day(value: str | date) -> date:
+    """Read a calendar day written ``YYYY-MM-DD`` (its digits also in Devanagari, "२०२६-०१-०५":
+    webapp.digits), spaces around it ignored; a ``date`` is returned as it is (not a datetime).
+
+    Raises:
+        ValueError: anything else (another layout, a datetime, a day that does not exist).
+    """
+    if isinstance(value, datetime) or not isinstance(value, (date, str)):
+        raise ValueError(f"not a day: {value!r}")
+    if isinstance(value, date):
+        return value
+    text = ascii_digits(value).strip()
+    if len(text) != 10:
+        raise ValueError(f"not a day written YYYY-MM-DD: {value!r}")
+    return date.fromisoformat(text)
 
 
 def local_day(instant: str | datetime, tz: str) -> date:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
+from ..digits import ascii_digits
 from ..errors import Refused
 from ..i18n import M_
 
 LARGEST = Decimal("999999999999.99")  # rupees: twelve digits before the point fit every stored amount
 _PLAIN = re.compile(r"-?[0-9]+(\.[0-9]+)?")  # ASCII digits, an optional point with digits after it
-_DEVANAGARI_DIGITS = str.maketrans("०१२३४५६७८९", "0123456789")  # as a Hindi keyboard types them
 # Commas that group digits as the pages show amounts (Indian: 1,23,45,678) or in thousands (12,345,678)
 _GROUPED = re.compile(r"-?(?:[0-9]{1,2}(?:,[0-9]{2})*,[0-9]{3}|[0-9]{1,3}(?:,[0-9]{3})+)(?:\.[0-9]+)?")
 
@@ -21,7 +21,7 @@ def plain(text: str) -> str:
     in the Indian way (1,00,000) or in thousands (100,000) go. Any other text is returned with only
     its digits changed (and is then refused by :func:`parse_amount`): a comma elsewhere (12,00) is
     not a grouping, and may be a decimal comma."""
-    text = text.translate(_DEVANAGARI_DIGITS)
+    text = ascii_digits(text)
     if text.startswith("₹"):
         text = text[1:].lstrip()
     return text.replace(",", "") if "," in text and _GROUPED.fullmatch(text) else text

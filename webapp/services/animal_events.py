@@ -22,7 +22,8 @@ ZERO = Decimal("0.00")
 
 
 def _calf_day(value: date | str | None, cf: CaseFile, today: date) -> date:
-    """The birth day given (a date, ``YYYY-MM-DD`` or None for today), checked against the custody.
+    """The birth day given (a date, ``YYYY-MM-DD`` in ASCII or Devanagari digits, or None for
+    today), checked against the custody.
 
     Raises:
         Refused: not a date, after today, or before the cattle were (back) in the pound.
@@ -32,7 +33,7 @@ def _calf_day(value: date | str | None, cf: CaseFile, today: date) -> date:
     if isinstance(value, datetime) or not isinstance(value, (date, str)):
         raise Refused(M_("the day of birth must be a date such as 2026-01-07"), {"born_on": M_("not a date")})
     try:
-        day = value if isinstance(value, date) else date.fromisoformat(value.strip()) if len(value.strip()) == 10 else None
+        day: date | None = legal_time.parse_day(value)  # Devanagari digits too (webapp.digits)
     except ValueError:
         day = None
     if day is None:

@@ -110,7 +110,7 @@ class Period:
 
 def _day(text: str, name: str) -> date:
     try:
-        day = date.fromisoformat(text.strip())
+        day = legal_time.parse_day(text)  # Devanagari digits too (webapp.digits)
     except ValueError:
         raise Refused(M_("%(field)s: %(text)s is not a date; write it as YYYY-MM-DD, e.g. 2026-04-01",
                          field=name, text=text[:40]), {name: M_("not a date")}) from None

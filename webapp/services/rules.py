@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
 from ..deadlines import appeal_last_day
+from ..digits import ascii_digits
 from ..engine import conditions, forms
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_, N_, OR, format_rupees, message_list
@@ -148,9 +149,10 @@ def _schema_message(error: Any) -> Any:
 
 def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile, data: dict[str, Any],
           at: datetime) -> dict[str, Any]:
-    """Check required fields, then the fields that apply only for some choice (the form's
-    ``if``/``then``: :func:`check_conditions`), then the rule checks, then the schema (the rule
-    messages are the clearer ones).
+    """Make the digits of numbers, amounts and dates ASCII (:func:`typed_digits`), then check
+    required fields, then the fields that apply only for some choice (the form's ``if``/``then``:
+    :func:`check_conditions`), then the rule checks, then the schema (the rule messages are the
+    clearer ones).
 
     Returns:
         the cleaned form to store in the task's data.
@@ -158,7 +160,8 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
         Refused, DeadlinePassed.
     """
     properties = schema.get("properties", {})
-    for name, value in (data or {}).items():
+    data = typed_digits(schema, data or {})
+    for name, value in data.items():
         textguard.check(value, name, M_(properties.get(name, {}).get("title", name)))
     # a value of spaces or of invisible characters alone (zero-width space...) is no value
     data = {k: v for k, v in (data or {}).items() if not textguard.is_blank(v)}
@@ -197,6 +200,26 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
     validate_schema(schema, {k: (f"{v:.2f}" if hasattr(v, "quantize") else v) for k, v in cleaned.items()
                              if k in schema.get("properties", {})})
     return cleaned
+
+
+DIGIT_FORMATS = ("date", "date-time", "time")  # JSON Schema formats written with digits
+
+
+def takes_digits(prop: dict[str, Any]) -> bool:
+    """Whether the form field ``prop`` (a JSON Schema property) is written in digits: a whole
+    number or number, an amount (a field with a ``pattern``: :func:`amount_fields`) or a date,
+    date and time or time (``format``)."""
+    return (prop.get("type") in ("integer", "number") or "pattern" in prop
+            or prop.get("format") in DIGIT_FORMATS)
+
+
+def typed_digits(schema: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the Devanagari digits of each field written in digits (:func:`takes_digits`)
+    made ASCII (webapp.digits), before any check: "३०" days and "१२००" rupees, from a page or the
+    API, are read as 30 and 1200. Other fields (names, reasons) are returned unchanged."""
+    properties = schema.get("properties") or {}
+    return {name: (ascii_digits(value) if isinstance(properties.get(name), dict) and takes_digits(properties[name])
+                   else value) for name, value in data.items()}
 
 
 MULTILINE_LENGTH = 200  # a text field of a form that allows more characters is a text area

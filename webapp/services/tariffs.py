@@ -187,9 +187,7 @@ def _day(value: object) -> date:
         return value
     text = value.strip() if isinstance(value, str) else ""
     try:
-        if len(text) != 10:
-            raise ValueError(text)
-        return date.fromisoformat(text)
+        return legal_time.parse_day(text)  # Devanagari digits too (webapp.digits)
     except ValueError:
         raise Refused(M_("the effective date must be a date such as 2026-04-01"),
                       {"effective_from": M_("not a date")}) from None

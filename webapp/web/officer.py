@@ -21,6 +21,7 @@ from flask_login import current_user
 from sqlalchemy import select
 
 from .. import casefile, clock
+from ..digits import ascii_digits
 from ..errors import AlreadySubmitted, Conflict, NotFound, NotPermitted, Refused, SentTwice
 from ..i18n import M_, Message, flash_message, format_instant, format_rupees
 from ..services import (
@@ -289,7 +290,7 @@ def _impounded_at(text: str, tz: str) -> datetime | str:
     page's words together with the form's other mistakes.
     """
     try:
-        naive = datetime.fromisoformat(text.strip())
+        naive = datetime.fromisoformat(ascii_digits(text).strip())  # Devanagari digits too
     except ValueError:
         return cases.TypedTime(text)
     if naive.tzinfo is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import request
 
+from ..digits import ascii_digits
 from ..engine import conditions, form_texts
 from ..i18n import N_, current_language, translate
 from ..services import (
@@ -18,8 +19,7 @@ from ..services import (
 from .hardening import LARGEST_ID
 from .public import fmt_words
 
-_INTEGER = re.compile(r"^\s*-?[0-9०-९]+\s*$")
-_DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")
+_INTEGER = re.compile(r"^\s*-?[0-9]+\s*$")
 
 
 # -- forms from JSON Schema -----------------------------------------------------------------------
@@ -52,8 +52,8 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
         elif rules.is_multiline(prop):
             kind = "textarea"
         value = values.get(name, prop.get("default", ""))
-        if isinstance(value, str) and kind == "number":
-            value = value.translate(_DEVANAGARI)
+        if kind == "number":
+            value = ascii_digits(value)
         fields.append({
             "name": name, "kind": kind,
             "label": form_texts.shown(prop, "title", language, translate) or fmt_words(name),
@@ -98,8 +98,8 @@ def submitted_form(schema: dict[str, Any] | None) -> dict[str, Any]:
         if name not in request.form:
             continue
         value = request.form.get(name, "")
-        if prop.get("type") == "integer" and _INTEGER.match(value):
-            data[name] = int(value.translate(_DEVANAGARI))  # ३० is 30, as a Hindi keyboard types it
+        if prop.get("type") == "integer" and _INTEGER.match(ascii_digits(value)):
+            data[name] = int(ascii_digits(value))  # ३० is 30, as a Hindi keyboard types it
         else:
             data[name] = value.strip() if isinstance(value, str) else value
     return data
