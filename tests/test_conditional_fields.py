@@ -260,3 +260,51 @@ def test_the_digits_helper_changes_only_digits():
     assert rules.typed_digits(DECIDE, {"decision": "proved", "security": "१५", "reason": "धारा १३०"}) == {
         "decision": "proved", "security": "15", "reason": "धारा १३०"}
 
+
+# -- 3. the amount received on a release: one rule ---------------------------------------------------
+
+def test_the_release_page_requires_the_amount_received(client, sessions, virtual_clock):
+    case_id = start_case_on_page(client, virtual_clock)  # two cows impounded 2026-01-05
+    virtual_clock.set(at("2026-01-06T10:00:00+05:30"))
+    link = task_link(client, "Release cattle to owner")
+    doc = lxml.html.fromstring(client.get(link).get_data(as_text=True))
+    [label] = doc.xpath("//label[@for='f-amount_received']")
+    assert " ".join(label.text_content().split()) == "Amount received from the owner (₹) *(required)"
+    assert len(doc.xpath("//input[@id='f-amount_received'][@required]")) == 1
+    page = complete(client, link, owner="Owner M", amount_received="")
+    assert page.status_code == 422
+    assert ("the form has errors: Amount received from the owner (₹): this field is required"
+            in text_of(page))
+    doc = lxml.html.fromstring(page.get_data(as_text=True))
+    assert doc.get_element_by_id("f-amount_received-error").text_content() == "this field is required"
+    assert case_file(sessions, case_id).release is None
+
+
+def test_the_api_takes_an_omitted_amount_received_as_exactly_the_amount_due(client, tokens, sessions,  # noqa: F811
+                                                                              virtual_clock):
+    api = api_for(client, tokens)
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    from .test_api import start
+    case = start(api)  # two cows: F = 2 x 500.00; C = 2 x 60.00 a day
+    virtual_clock.set(at("2026-01-07T10:00:00+05:30"))
+    blank = api.complete("pound_keeper", case["id"], "ut_release", {"owner": "Ramlal", "amount_received": ""})
+    assert assert_error(blank, 422)["fields"] == {"amount_received": "this field is required"}
+    assert api.case(case["id"], "pound_keeper")["status"] == "running"
+    released = api.complete("pound_keeper", case["id"], "ut_release", {"owner": "Ramlal"})
+    assert released.status_code == 200, released.json
+    assert released.json["file"]["release"] == {"owner": "Ramlal", "day": "2026-01-07", "received": "1360.00",
+                                                "change": "0.00"}
+    assert released.json["summary"]["ledger"]["pound_account"] == "1360.00"
+
+
+def test_the_simulator_leaves_out_an_amount_received_a_step_does_not_give():
+    """A scenario's release without amount_received (p49) is the API's rule: exactly the amount due,
+    no change; the ledger takes F + C."""
+    from webapp.simulate import load_scenario, run_scenario
+
+    from .conftest import SCENARIOS
+    outcome = run_scenario(load_scenario(SCENARIOS / "p49-kiritimati-release-same-day-year-boundary.yaml"))
+    assert outcome.mismatches == []
+    assert outcome.result["ledger"]["pound_account"] == "645.75"
+    assert outcome.result["outcome"] == "released_by_owner"
+    assert [row["name"] for row in outcome.timeline if row["kind"] == "task"] == ["Release cattle to owner"]

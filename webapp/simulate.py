@@ -22,13 +22,13 @@ from typing import Any
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import casefile, clock
+from . import clock
 from .casefile import name_key
 from .errors import Refused, Rule130Error
 from .scenario_file import MAKER, Scenario, Step
 from .scenario_file import ScenarioError as ScenarioError
 from .scenario_file import load_scenario as load_scenario
-from .services import acts, cases, corrections, reminders, repository, rules, tasks, timers, uow, users
+from .services import acts, cases, corrections, reminders, repository, tasks, timers, uow, users
 from .store import db
 from .store.models import Case, CaseEvent, Panchayat, User, WorkerLease, get_row
 
@@ -367,12 +367,9 @@ def _perform(sessions: sessionmaker[Session], case_id: int, step: Step, people: 
                            case_id=case_id, user=people[role], **match)
 
     if step.do == "release_by_owner":
-        received = f.get("amount_received")
-        if received is None:  # a scenario written before the field: the owner hands over exactly what is due
-            with sessions() as session:
-                case = get_row(session, Case, case_id)
-                received = f"{rules.release_due(casefile.load(case.file_json), step.at):.2f}"
-        act("pound_keeper", "ut_release", {"owner": f["owner"], "amount_received": received})
+        # a step without the amount received leaves it out: the owner handed over exactly what is
+        # due (the service's one rule for an omitted amount, webapp.services.rules.OMITTED)
+        act("pound_keeper", "ut_release", {k: f[k] for k in ("owner", "amount_received") if f.get(k) is not None})
     elif step.do in ("record_death", "record_escape"):
         uow.perform(sessions, step.do, cases.record_animal_event, people["pound_keeper"], case_id,
                     "death" if step.do == "record_death" else "escape", tag=f.get("tag"),

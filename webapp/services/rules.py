@@ -149,10 +149,10 @@ def _schema_message(error: Any) -> Any:
 
 def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile, data: dict[str, Any],
           at: datetime) -> dict[str, Any]:
-    """Make the digits of numbers, amounts and dates ASCII (:func:`typed_digits`), then check
-    required fields, then the fields that apply only for some choice (the form's ``if``/``then``:
-    :func:`check_conditions`), then the rule checks, then the schema (the rule messages are the
-    clearer ones).
+    """Fill in what a field left out means (:func:`omitted_filled`), make the digits of numbers,
+    amounts and dates ASCII (:func:`typed_digits`), then check required fields, then the fields
+    that apply only for some choice (the form's ``if``/``then``: :func:`check_conditions`), then
+    the rule checks, then the schema (the rule messages are the clearer ones).
 
     Returns:
         the cleaned form to store in the task's data.
@@ -160,7 +160,7 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
         Refused, DeadlinePassed.
     """
     properties = schema.get("properties", {})
-    data = typed_digits(schema, data or {})
+    data = typed_digits(schema, omitted_filled(form_key, schema, cf, data or {}, at))
     for name, value in data.items():
         textguard.check(value, name, M_(properties.get(name, {}).get("title", name)))
     # a value of spaces or of invisible characters alone (zero-width space...) is no value
@@ -200,6 +200,29 @@ def clean(session: Session, form_key: str, schema: dict[str, Any], cf: CaseFile,
     validate_schema(schema, {k: (f"{v:.2f}" if hasattr(v, "quantize") else v) for k, v in cleaned.items()
                              if k in schema.get("properties", {})})
     return cleaned
+
+
+# What a field left out of a form means, for a form sent without it (the API, the simulator): the
+# value the rule gives it at the act's instant. A page sends every field it shows, so an officer who
+# leaves one empty has given no value, and the form's ``required`` refuses it.
+OMITTED: dict[str, dict[str, Callable[[CaseFile, datetime], Any]]] = {
+    # the owner handed over exactly the amount due (docs/api.md, ut_release)
+    "release_by_owner": {"amount_received": lambda cf, at: f"{release_due(cf, at):.2f}"},
+}
+
+
+def omitted_filled(form_key: str, schema: dict[str, Any], cf: CaseFile, data: dict[str, Any],
+                   at: datetime) -> dict[str, Any]:
+    """``data`` with each field of :data:`OMITTED` that the form has and ``data`` leaves out (the
+    key absent, not an empty value) filled with what its omission means at instant ``at``: for the
+    release, the amount received is exactly F + C (:func:`release_due`, rupees). A form deployed
+    before the field existed is left as it is."""
+    properties = schema.get("properties") or {}
+    filled = dict(data)
+    for name, value_at in OMITTED.get(form_key, {}).items():
+        if name in properties and name not in filled:
+            filled[name] = value_at(cf, at)
+    return filled
 
 
 DIGIT_FORMATS = ("date", "date-time", "time")  # JSON Schema formats written with digits
@@ -274,8 +297,10 @@ def _release(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
 
     The amount received must be at least :func:`release_due`; more is accepted and the change
     returned to the owner is printed on the receipt (the ledger takes exactly the amount due:
-    docs/RULE130.md, "Release: the amount received"). A form deployed before the field existed
-    has no ``amount_received``; the release then records none.
+    docs/RULE130.md, "Release: the amount received"). The form requires it: a page refuses it
+    empty; left out of the form (the API, the simulator) it is exactly the amount due
+    (:data:`OMITTED`, filled in by :func:`clean`). A form deployed before the field existed has no
+    ``amount_received``; the release then records none.
 
     Raises:
         Refused: less than is due, naming both amounts, at the field ``amount_received``.
