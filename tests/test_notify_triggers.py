@@ -31,7 +31,7 @@ def test_scenario_s1_creates_exactly_these_notifications(database_url, sessions)
     result = simulate.run_scenario(simulate.load_scenario(SCENARIOS / "s1-no-objection-full-price.yaml"),
                                    database_url)
     assert result.mismatches == []
-    c = "SIM1/2026/0001"
+    c = "TRN-SIM1/2026/0001"
     auction = (f"{c}: the last day of the conditional auction is Sunday, 11 January 2026 (days left, counting today: 3); "
                "no bid is taken after it (Rule 130(b)).")
     objection = (f"{c}: the last day of the objection period is Sunday, 8 February 2026 (days left, counting today: 3); "

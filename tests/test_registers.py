@@ -59,7 +59,7 @@ def test_six_scenarios_in_one_database_are_six_cases_whose_statement_reconciles_
     with sessions() as session:
         rows = session.execute(select(Case.case_number, Panchayat.code)
                                .join(Panchayat, Panchayat.id == Case.panchayat_id).order_by(Case.id)).all()
-        assert [tuple(r) for r in rows] == [(f"SIM1/2026/{n:04d}", "SIM1") for n in range(1, 7)]
+        assert [tuple(r) for r in rows] == [(f"TRN-SIM1/2026/{n:04d}", "SIM1") for n in range(1, 7)]
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
         period = whole_period(panchayat)
         statement = registers.statement(session, panchayat, period)
@@ -99,7 +99,7 @@ def test_two_consecutive_periods_chain_closing_to_opening(six, sessions):
     assert {a.account: a.closing for a in first.accounts} == {
         "suspense": Decimal("21000.00"),  # s2: Bidder C's auction money, held until the case is final
         "pound_account": Decimal("1720.00"), "panchayat_fund": Decimal("10780.00")}  # s1 settled on 12 March
-    assert first.held == [("SIM1/2026/0002", Decimal("21000.00"))]
+    assert first.held == [("TRN-SIM1/2026/0002", Decimal("21000.00"))]
 
 
 def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
@@ -109,30 +109,30 @@ def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
     scenarios = [load_scenario(p) for p in SHARED]
     assert len(rows) == sum(len(s.case["animals"]) for s in scenarios)
     by_case = Counter(r.case_number for r in rows)
-    assert [by_case[f"SIM1/2026/{n:04d}"] for n in range(1, 7)] == [len(s.case["animals"]) for s in scenarios]
+    assert [by_case[f"TRN-SIM1/2026/{n:04d}"] for n in range(1, 7)] == [len(s.case["animals"]) for s in scenarios]
     disposals = {r.case_number: (r.disposal.kind, r.disposal.day, r.disposal.to) for r in rows}
     s1, s6 = scenarios[0], scenarios[5]
-    assert disposals["SIM1/2026/0001"] == ("sold", date.fromisoformat(s1.expect["sale"]["day"]),
+    assert disposals["TRN-SIM1/2026/0001"] == ("sold", date.fromisoformat(s1.expect["sale"]["day"]),
                                            s1.expect["sale"]["buyer"])
     release = next(step for step in s6.steps if step.do == "release_by_owner")
-    assert disposals["SIM1/2026/0006"] == ("released", release.at.date(), release.fields["owner"])
-    assert disposals["SIM1/2026/0002"][0] == disposals["SIM1/2026/0005"][0] == "delivered_to_objector"
-    assert disposals["SIM1/2026/0003"][0] == "sold_by_receiver"
+    assert disposals["TRN-SIM1/2026/0006"] == ("released", release.at.date(), release.fields["owner"])
+    assert disposals["TRN-SIM1/2026/0002"][0] == disposals["TRN-SIM1/2026/0005"][0] == "delivered_to_objector"
+    assert disposals["TRN-SIM1/2026/0003"][0] == "sold_by_receiver"
     assert rows[0].tag == "RJ-1001" and rows[0].fine == Decimal("500.00")
     with sessions() as session:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
         period = whole_period(panchayat)
         receipts = registers.receipts(session, panchayat, period)
         charges = registers.charges(session, panchayat, period)
-    assert receipts[0].number == "SIM1/2026/0001/R1"
+    assert receipts[0].number == "TRN-SIM1/2026/0001/R1"
     assert (receipts[0].payer, receipts[0].payer_name, receipts[0].account, receipts[0].amount) == (
         "buyer", "Bidder B", "suspense", Decimal("12500.00"))
-    assert sorted(r.number for r in receipts if r.case_number == "SIM1/2026/0002") == [
-        "SIM1/2026/0002/R1", "SIM1/2026/0002/R2", "SIM1/2026/0002/R3"]
+    assert sorted(r.number for r in receipts if r.case_number == "TRN-SIM1/2026/0002") == [
+        "TRN-SIM1/2026/0002/R1", "TRN-SIM1/2026/0002/R2", "TRN-SIM1/2026/0002/R3"]
     security = next(r for r in receipts if r.kind == "security")
     assert (security.payer_name, security.amount) == ("Objector K", Decimal("30000.00"))
     scenarios = [load_scenario(p) for p in SHARED]
-    assert [r.case_number for r in charges] == [f"SIM1/2026/{n:04d}" for n in range(1, 7)]
+    assert [r.case_number for r in charges] == [f"TRN-SIM1/2026/{n:04d}" for n in range(1, 7)]
     for row, scenario in zip(charges, scenarios, strict=False):
         fees, ledger = scenario.expect["fees"], scenario.expect["ledger"]
         assert (row.fine, row.pound_feeding, row.buyer_feeding) == (
@@ -144,7 +144,7 @@ def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
 def test_several_runs_number_on_in_the_same_panchayat_and_a_misfit_is_refused(database_url, sessions):
     s6 = load_scenario(SCENARIOS / "s6-released-by-owner.yaml")
     first, second = run_scenarios([s6, s6], database_url)
-    assert (first.case_number, second.case_number) == ("SIM1/2026/0001", "SIM1/2026/0002")
+    assert (first.case_number, second.case_number) == ("TRN-SIM1/2026/0001", "TRN-SIM1/2026/0002")
     assert first.mismatches == second.mismatches == []
     london = SCENARIOS / "p15-bid-after-close-london-dst.yaml"
     refused = CliRunner().invoke(main, ["simulate", str(SCENARIOS / "s1-no-objection-full-price.yaml"), str(london),
@@ -155,7 +155,7 @@ def test_several_runs_number_on_in_the_same_panchayat_and_a_misfit_is_refused(da
         assert session.scalar(select(func.count(Case.id)).join(Panchayat).where(Panchayat.code == "SIM1")) == 2
     elsewhere = CliRunner().invoke(main, ["simulate", str(london), "--database", database_url, "--panchayat", "LDN"])
     assert elsewhere.exit_code == 0, elsewhere.output
-    assert "case LDN/2026/0001" in elsewhere.output
+    assert "case TRN-LDN/2026/0001" in elsewhere.output
 
 
 def test_simulating_into_a_database_a_timer_worker_serves_is_refused(database_url, sessions):
@@ -200,7 +200,7 @@ def two_panchayats(app, database_url, sessions, officers):
     outcomes = run_scenarios([load_scenario(SCENARIOS / "s1-no-objection-full-price.yaml"),
                               load_scenario(SCENARIOS / "s2-objection-proved-after-sale.yaml")], database_url, "RMP")
     outcomes += run_scenarios([load_scenario(SCENARIOS / "s6-released-by-owner.yaml")], database_url, "KHR")
-    assert [o.case_number for o in outcomes] == ["RMP/2026/0001", "RMP/2026/0002", "KHR/2026/0001"]
+    assert [o.case_number for o in outcomes] == ["TRN-RMP/2026/0001", "TRN-RMP/2026/0002", "TRN-KHR/2026/0001"]
     with sessions() as session:
         users.create_user(session, "admin-sam1", PASSWORD, "administrator", samiti_code="SAM1",
                           password_method=FAST_HASH)
@@ -245,10 +245,10 @@ def test_csv_has_exact_decimal_text_and_reconciles(two_panchayats):
     assert next(r for r in rows if r["account"] == "pound_account" and r["line"] == "closing")["balance"] == "2120.00"
     first = next(r for r in rows if r["line"] == "entry")
     assert (first["at"], first["case_number"], first["counterparty_name"], first["in"]) == (
-        "2026-01-10T15:00:00+05:30", "RMP/2026/0001", "Bidder B", "12500.00")
+        "2026-01-10T15:00:00+05:30", "TRN-RMP/2026/0001", "Bidder B", "12500.00")
     pound = list(csv.DictReader(io.StringIO(client.get(f"/registers/RMP/pound.csv?{YEAR}").get_data(as_text=True))))
     assert [(r["case_number"], r["tag"], r["disposal"], r["fine"]) for r in pound][:2] == [
-        ("RMP/2026/0001", "RJ-1001", "sold", "500.00"), ("RMP/2026/0001", "RJ-1002", "sold", "500.00")]
+        ("TRN-RMP/2026/0001", "RJ-1001", "sold", "500.00"), ("TRN-RMP/2026/0001", "RJ-1002", "sold", "500.00")]
 
 
 def test_csv_cells_that_look_like_formulas_are_quoted():
@@ -302,7 +302,7 @@ def test_registers_of_a_panchayat_outside_the_scope_answer_404(two_panchayats):
 def test_a_samiti_administrator_sees_only_its_panchayats_money(two_panchayats):
     client = sign_in(two_panchayats, "admin-sam1")
     kheri = client.get(f"/registers/KHR/receipts?{YEAR}").get_data(as_text=True)
-    assert "KHR/2026/0001/R1" in kheri and "RMP/2026" not in kheri
+    assert "TRN-KHR/2026/0001/R1" in kheri and "RMP/2026" not in kheri
     assert 'id="receipts-total">₹900.00<' in kheri  # s6: the owner paid fine and feeding
 
 

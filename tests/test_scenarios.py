@@ -116,19 +116,19 @@ def test_a_task_that_is_not_open_yet_is_refused_naming_what_comes_first_and_its_
     """RULE130.md: a refusal names what was wrong and, for a period, the last day."""
     assert _refusals("p51-acts-before-their-time-refused") == [
         ("2026-11-13T23:00:00+05:30", "publish_notice",
-         "the task 'Publish notice and open conditional auction' is not open in case SIM1/2026/0001 now: "
+         "the task 'Publish notice and open conditional auction' is not open in case TRN-SIM1/2026/0001 now: "
          "the notice is published after the release window, whose last day is 2026-11-13"),
         ("2026-11-14T08:00:00+05:30", "bid", "no conditional auction is open for this case"),
         ("2026-11-14T08:30:00+05:30", "file_objection",
          "no notice has been published yet; objections are received during the notice period"),
         ("2026-12-14T23:59:59+05:30", "order_auction_stand",
-         "the task 'Order that the auction stand' is not open in case SIM1/2026/0001 now: "
+         "the task 'Order that the auction stand' is not open in case TRN-SIM1/2026/0001 now: "
          "the order is made after the objection period, whose last day is 2026-12-14")]
     returns = [r for r in _refusals("p48-notice60-proved-early-final-at-notice-end") if r[1] == "return_by_buyer"]
     assert returns == [("2026-04-25T10:00:00+05:30", "return_by_buyer",
-                        "the task 'Take cattle back from buyer' is not open in case SIM1/2026/0001 now: the decision "
+                        "the task 'Take cattle back from buyer' is not open in case TRN-SIM1/2026/0001 now: the decision "
                         "becomes final after the objection period, whose last day is 2026-05-19")]
     orders = [r for r in _refusals("p32-year-boundary-two-objectors-not-proved-45days") if r[1] == "order_auction_stand"]
     assert orders == [("2027-02-16T10:00:00+05:30", "order_auction_stand",
-                       "the task 'Order that the auction stand' is not open in case SIM1/2026/0001 now: an objection "
+                       "the task 'Order that the auction stand' is not open in case TRN-SIM1/2026/0001 now: an objection "
                        "was filed; the Panchayat decides the ownership claim instead (Rule 130(c))")]

@@ -113,7 +113,7 @@ def training(database_url, sessions, officers):
         session.commit()
     ran = simulate(database_url, P42, "--panchayat", "TRN")
     assert ran.exit_code == 0, ran.output
-    assert "scenario p42-pending-awaiting-order: case TRN/2026/0001" in ran.output
+    assert "scenario p42-pending-awaiting-order: case TRN-TRN/2026/0001" in ran.output
     assert "all expectations held" in ran.output
     return database_url
 
@@ -135,7 +135,7 @@ def test_the_simulator_creates_its_own_panchayat_as_a_training_one(database_url,
     with sessions() as session:
         assert session.scalar(select(Panchayat.training).where(Panchayat.code == "SIM1")) is True
     again = simulate(database_url, S1)  # into the same training Panchayat: numbered on
-    assert again.exit_code == 0 and "case SIM1/2026/0002" in again.output
+    assert again.exit_code == 0 and "case TRN-SIM1/2026/0002" in again.output
 
 
 # -- a simulator-made user cannot sign in, anywhere ---------------------------------------------------
@@ -212,7 +212,7 @@ def test_a_real_receiving_officer_is_not_found_among_the_simulators_and_back(tra
         assert users.by_display_name(session, "Fair In-charge", "receiving_officer") is None
         assert users.by_display_name(session, "sim-receiver-TRN-9", "receiving_officer") is None
         assert users.by_display_name(session, "Fair In-charge", "receiving_officer", include_simulated=True) == made
-        assert users.is_training_case(session, "TRN/2026/0001") is True
+        assert users.is_training_case(session, "TRN-TRN/2026/0001") is True
         assert users.is_training_case(session, "RMP/2026/0001") is False
 
 

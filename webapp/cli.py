@@ -1,6 +1,6 @@
 """The ``rule130`` command line (click): init-db, serve, worker, simulate, deploy, create-panchayat,
 create-user, create-token, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions);
-set-password, deactivate-user (webapp.cli_users)."""
+set-password, deactivate-user (webapp.cli_users); training (webapp.cli_training)."""
 
 from __future__ import annotations
 
@@ -475,10 +475,11 @@ def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None
     sys.exit(2)
 
 
+from .cli_training import COMMANDS as _TRAINING_COMMANDS
 from .cli_users import COMMANDS as _USER_COMMANDS
 from .cli_versions import COMMANDS as _VERSION_COMMANDS
 
-for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS):
+for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS, *_TRAINING_COMMANDS):
     main.add_command(_command)
 
 

@@ -105,6 +105,22 @@ class LaggingClock:
         return self.base.now() - self.lag
 
 
+class ShiftedClock:
+    """Another clock read ``offset`` ahead: a training Panchayat's own clock
+    (:func:`webapp.services.training.clock_for`), the real clock moved forward by the trainer.
+
+    Args:
+        base: the clock to follow. offset: how far ahead (a timedelta; a training clock's is never
+            negative, :func:`webapp.services.training.move_clock`).
+    """
+
+    def __init__(self, base: Clock, offset: timedelta) -> None:
+        self.base, self.offset = base, offset
+
+    def now(self) -> datetime:
+        return self.base.now() + self.offset
+
+
 class NotAheadOfRealTime:
     """Another clock, never read ahead of the wall clock: ``min(base.now(), the system clock)``.
 

@@ -39,7 +39,7 @@ class Result:
     result: dict[str, Any]
     mismatches: list[str]
     timeline: list[dict[str, Any]]
-    case_number: str = ""  # e.g. SIM1/2026/0001
+    case_number: str = ""  # e.g. TRN-SIM1/2026/0001 (a training Panchayat's)
 
 
 # the simulator's officers (users the simulator made: webapp.services.users.create_simulator_user),

@@ -163,7 +163,9 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
                          summary=message_list([refused.message for refused in refusals], "; ")), field_errors)
     version_id = repository.current_id(session)
     impounded_on = legal_time.local_day(when, panchayat.timezone)
-    number = f"{panchayat.code}/{impounded_on.year}/{next_case_sequence(session, panchayat, impounded_on.year):04d}"
+    # a training Panchayat's case numbers start with TRN- (webapp.services.training): never a real one's
+    sequence = next_case_sequence(session, panchayat, impounded_on.year)
+    number = f"{'TRN-' if panchayat.training else ''}{panchayat.code}/{impounded_on.year}/{sequence:04d}"
     cf = CaseFile(case_number=number, timezone=panchayat.timezone, impounded_at=when, impounded_on=impounded_on,
                   place_seized=places["place_seized"], place_impounded=places["place_impounded"],
                   nearest_village=places["nearest_village"],

@@ -97,11 +97,17 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
                          params_json=params_json(case.case_number, params), created_at=clock.now())
             for user in people]
     session.add_all(rows)
-    if rows:
+    # a training Panchayat's notifications stay in the inbox: no e-mail or webhook leaves for them
+    if rows and not _is_training(session, case.panchayat_id):
         chosen = deliveries.preferences(session, [user.id for user in people])
         for row, user in zip(rows, people, strict=False):
             deliveries.enqueue(session, row, user, chosen.get(user.id))
     return rows
+
+
+def _is_training(session: Session, panchayat_id: int) -> bool:
+    panchayat = session.get(Panchayat, panchayat_id)  # in the session's identity map after the first
+    return panchayat is not None and panchayat.training
 
 
 def inbox(session: Session, user: User, limit: int = 100) -> list[Notification]:

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import clock
 from ..errors import Conflict, Rule130Error
 from ..store import wakeup
-from ..store.models import Case, WorkerLease
+from ..store.models import Case, Panchayat, WorkerLease
 from . import cases, uow
 
 log = logging.getLogger("rule130.timers")
@@ -56,15 +56,33 @@ def dialect_name(sessions: sessionmaker[Session]) -> str:
         return session.get_bind().dialect.name
 
 
-def _due(now: datetime) -> Select[Case]:
-    """Running cases, not held by an incident, whose next timer is due."""
-    return select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
-                              Case.next_timer_due.is_not(None), Case.next_timer_due < now)
+LIVE = None
+"""The scope of a pass over the live Panchayats' cases (every Panchayat but the training ones)."""
+_TRAINING_IDS = select(Panchayat.id).where(Panchayat.training.is_(True)).scalar_subquery()  # built once
+_TRAINING_CLOCKS = (select(Panchayat.id, Panchayat.clock_offset_seconds)
+                    .where(Panchayat.training.is_(True), Panchayat.archived_at.is_(None)).order_by(Panchayat.id))
 
 
-def due_case_ids(session: Session, now: datetime, limit: int = 100) -> list[int]:
-    """Running cases whose next timer is due, earliest first."""
-    return list(session.scalars(_due(now).with_only_columns(Case.id).order_by(Case.next_timer_due).limit(limit)))
+def _due(now: datetime, panchayat_id: int | None = LIVE) -> Select[Case]:
+    """Running cases, not held by an incident, whose next timer is due: of the live Panchayats
+    (``LIVE``), or of the one Panchayat ``panchayat_id``."""
+    query = select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
+                               Case.next_timer_due.is_not(None), Case.next_timer_due < now)
+    if panchayat_id is LIVE:
+        return query.where(Case.panchayat_id.not_in(_TRAINING_IDS))
+    return query.where(Case.panchayat_id == panchayat_id)
+
+
+def due_case_ids(session: Session, now: datetime, limit: int = 100, panchayat_id: int | None = LIVE) -> list[int]:
+    """Running cases whose next timer is due, earliest first (of the live Panchayats, or of one)."""
+    return list(session.scalars(_due(now, panchayat_id).with_only_columns(Case.id)
+                                .order_by(Case.next_timer_due).limit(limit)))
+
+
+def training_clocks(session: Session) -> list[tuple[int, timedelta]]:
+    """Each training Panchayat not put away by a reset, with how far its clock runs ahead."""
+    return [(panchayat_id, timedelta(seconds=seconds or 0))
+            for panchayat_id, seconds in session.execute(_TRAINING_CLOCKS)]
 
 
 def _run(session: Session, case: Case) -> tuple[str, ...]:
@@ -96,12 +114,13 @@ def _fire_listed(session: Session, case_id: int) -> FiredCase | None:
     return FiredCase(case.id, case.case_number, _run(session, case))
 
 
-def _claim_and_fire(session: Session, now: datetime, passed: frozenset[int], claimed: list[int]) -> FiredCase | None:
+def _claim_and_fire(session: Session, now: datetime, passed: frozenset[int], claimed: list[int],
+                    panchayat_id: int | None = LIVE) -> FiredCase | None:
     """Lock the earliest due case no other transaction holds (skip the locked ones), fire it.
 
     The lock is held until the caller commits or rolls back: that is the claim.
     """
-    query = _due(now).order_by(Case.next_timer_due, Case.id).limit(1).with_for_update(skip_locked=True)
+    query = _due(now, panchayat_id).order_by(Case.next_timer_due, Case.id).limit(1).with_for_update(skip_locked=True)
     if passed:
         query = query.where(Case.id.not_in(passed))
     case = session.scalars(query).first()
@@ -111,9 +130,9 @@ def _claim_and_fire(session: Session, now: datetime, passed: frozenset[int], cla
     return FiredCase(case.id, case.case_number, _run(session, case))
 
 
-def _fire_due_sqlite(sessions: sessionmaker[Session], limit: int) -> list[FiredCase]:
+def _fire_due_sqlite(sessions: sessionmaker[Session], limit: int, panchayat_id: int | None) -> list[FiredCase]:
     with sessions() as session:
-        ids = due_case_ids(session, clock.now(), limit)
+        ids = due_case_ids(session, clock.now(), limit, panchayat_id)
     done: list[FiredCase] = []
     for case_id in ids:
         try:
@@ -128,14 +147,15 @@ def _fire_due_sqlite(sessions: sessionmaker[Session], limit: int) -> list[FiredC
     return done
 
 
-def _fire_due_claiming(sessions: sessionmaker[Session], limit: int) -> list[FiredCase]:
+def _fire_due_claiming(sessions: sessionmaker[Session], limit: int, panchayat_id: int | None) -> list[FiredCase]:
     """PostgreSQL: claim and fire one case per transaction until none is due (or ``limit`` cases)."""
     passed: set[int] = set()  # cases this pass has handled (fired, or failed: retried next pass)
     done: list[FiredCase] = []
     while len(passed) < limit:
         claimed: list[int] = []
         try:
-            fired = uow.perform(sessions, "fire_timers", _claim_and_fire, clock.now(), frozenset(passed), claimed)
+            fired = uow.perform(sessions, "fire_timers", _claim_and_fire, clock.now(), frozenset(passed), claimed,
+                                panchayat_id)
         except Conflict:
             log.info("case %s changed while its timers fired; retrying next pass", claimed)
         except Rule130Error as error:
@@ -150,8 +170,8 @@ def _fire_due_claiming(sessions: sessionmaker[Session], limit: int) -> list[Fire
     return done
 
 
-def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100, *,
-                   settle_seconds: float = 0.0) -> list[FiredCase]:
+def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100, *, settle_seconds: float = 0.0,
+                   panchayat_id: int | None = LIVE) -> list[FiredCase]:
     """One pass of the worker: fire every due case, earliest first; what was fired, case by case.
 
     On PostgreSQL each case is claimed with a row lock (cases locked by another worker or by an
@@ -163,11 +183,23 @@ def fire_due_cases(sessions: sessionmaker[Session], limit: int = 100, *,
             a timer fires only once its instant is that far in the past, at the instant
             ``now - settle_seconds``, so an act whose request arrived before the timer's instant and
             is still being applied is applied first (the act then cancels or precedes the timer).
+        panchayat_id: only that Panchayat's cases, at the installed clock as it reads (a training
+            clock's move installs its new reading: :func:`webapp.services.training.move_clock`).
+            Otherwise the live Panchayats' cases at the installed clock, then each training
+            Panchayat's at its own clock (the installed one read its offset ahead), so the timers of
+            a training case fall due as its trainer moves its clock, and a live case's never early.
     """
     with clock.installed(clock.LaggingClock(clock.current(), timedelta(seconds=max(0.0, settle_seconds)))):
-        if dialect_name(sessions) == "postgresql":
-            return _fire_due_claiming(sessions, limit)
-        return _fire_due_sqlite(sessions, limit)
+        fire = _fire_due_claiming if dialect_name(sessions) == "postgresql" else _fire_due_sqlite
+        if panchayat_id is not LIVE:
+            return fire(sessions, limit, panchayat_id)
+        done = fire(sessions, limit, LIVE)
+        with sessions() as session:
+            training = training_clocks(session)
+        for training_id, offset in training:
+            with clock.installed(clock.ShiftedClock(clock.current(), offset)):
+                done.extend(fire(sessions, limit, training_id))
+        return done
 
 
 def fire_due(sessions: sessionmaker[Session], limit: int = 100, *, settle_seconds: float = 0.0) -> int:
@@ -176,11 +208,18 @@ def fire_due(sessions: sessionmaker[Session], limit: int = 100, *, settle_second
 
 
 def next_due(sessions: sessionmaker[Session]) -> datetime | None:
+    """The instant, on the installed clock, at which the earliest timer falls due: a live case's
+    at its instant, a training case's its Panchayat's clock offset earlier; None when none waits."""
     with sessions() as session:
-        return session.scalar(select(Case.next_timer_due).where(Case.status == "running",
-                                                                Case.held_incident_id.is_(None),
-                                                                Case.next_timer_due.is_not(None))
-                              .order_by(Case.next_timer_due).limit(1))
+        waiting = select(Case.next_timer_due).where(Case.status == "running", Case.held_incident_id.is_(None),
+                                                    Case.next_timer_due.is_not(None))
+        found = [session.scalar(waiting.where(Case.panchayat_id.not_in(_TRAINING_IDS))
+                                .order_by(Case.next_timer_due).limit(1))]
+        for training_id, offset in training_clocks(session):
+            due = session.scalar(waiting.where(Case.panchayat_id == training_id)
+                                 .order_by(Case.next_timer_due).limit(1))
+            found.append(due - offset if due is not None else None)
+        return min((due for due in found if due is not None), default=None)
 
 
 class LeaseHeld(Exception):

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from sqlalchemy import (
+    BigInteger,
     Date,
     DateTime,
     ForeignKey,
@@ -64,6 +65,12 @@ class Panchayat(Base):
     # (``rule130 create-panchayat --training``, or the one ``rule130 simulate`` makes itself); its
     # cases may run on a virtual clock. Every other Panchayat is live.
     training: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # a training Panchayat's own clock (migration 0021): how far it runs ahead of the real clock, in
+    # whole seconds, moved only forward (webapp.services.training); 0 for every live Panchayat
+    clock_offset_seconds: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # a training Panchayat put away by a reset (migration 0021): its cases stay, out of every list,
+    # and fire no timer again; None for every other Panchayat
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class CaseNumberSequence(Base):

@@ -49,3 +49,5 @@ def register(app: Flask) -> None:
     app.register_blueprint(documents.bp)
     from . import account
     app.register_blueprint(account.bp)
+    from . import training
+    training.init_app(app)

@@ -30,6 +30,7 @@ from ..errors import AlreadySubmitted, InvalidDiagram, NotPermitted, Refused, Ru
 from ..errors import NotFound as RuleNotFound
 from ..services import acts, cases, corrections, ledger, tasklist, tasks, uow, users
 from ..store.models import Case, Panchayat, User, get_row
+from . import training
 from .api_json import case_brief, case_json, row_json, task_json
 from .context import csrf, db_session, sessions
 
@@ -140,6 +141,7 @@ def _authenticate() -> Response | None:
         response.headers["WWW-Authenticate"] = 'Bearer realm="rule130"'
         return response
     g.api_user = user
+    training.use_clock_of(user)  # an officer of a training Panchayat acts on its clock
     return None
 
 

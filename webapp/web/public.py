@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 
 from .. import clock, legal_time
 from ..casefile import CaseFile
-from ..services import notices, users
+from ..services import notices, training, users
 from ..store.models import Case, Panchayat
+from .auth import signed_in_user
 from .context import db_session
 
 bp = Blueprint("public", __name__)
@@ -72,19 +73,29 @@ on_board = notices.is_on_board
 board_cases = notices.public_notices
 
 
+def _training_id(session: Session) -> int | None:
+    """The id of the training Panchayat of the signed-in officer, if any: its notices show on the
+    board to its officers only (:func:`webapp.services.notices.is_on_board`)."""
+    panchayat = training.of_user(session, signed_in_user())
+    return panchayat.id if panchayat is not None else None
+
+
 # -- pages ----------------------------------------------------------------------------------------
 
 @bp.route("/board")
 def board() -> Any:
     """Every notice whose objection period is running, with its particulars and last day."""
-    entries = [notice_context(case, cf, panchayat) for case, cf, panchayat in board_cases(db_session())]
+    session = db_session()
+    entries = [notice_context(case, cf, panchayat)
+               for case, cf, panchayat in board_cases(session, _training_id(session))]
     return render_template("public/board.html", entries=entries)
 
 
 @bp.route("/board/<int:case_id>")
 def board_notice(case_id: int) -> Any:
     """One notice on the board (same content as the printable notice); 404 when it is not listed."""
-    found = notices.public_notice(db_session(), case_id)
+    session = db_session()
+    found = notices.public_notice(session, case_id, _training_id(session))
     if found is None:
         abort(404)
     case, cf, panchayat = found

@@ -1,0 +1,220 @@
+"""The training Panchayat (issue 21, item 1): TRN- case numbers, the TRAINING band, its own clock
+moved from the browser through a check step (audited, never backwards), the timers then due fired
+at the training clock by the page and by the worker, no e-mail or webhook, nothing on the public
+board, the reset, and a live Panchayat beside it untouched."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from click.testing import CliRunner
+from sqlalchemy import func, select
+
+from webapp.cli import main
+from webapp.services import timers, training, users
+from webapp.store.models import AuditEntry, Case, CaseEvent, Delivery, NotificationPreference, Panchayat, User
+
+from .conftest import FAST_HASH, PASSWORD
+from .test_web_pages import (
+    ANIMALS,
+    IMPOUNDED,
+    at,
+    complete,
+    confirm_check,
+    element_text,
+    login,
+    start_case_on_page,
+    task_link,
+    text_of,
+)
+
+
+def make_training(sessions) -> None:
+    """Training Panchayat TRN1 with its trainees (``trn1-keeper`` …), every password PASSWORD."""
+    with sessions() as session:
+        panchayat = users.create_panchayat(session, "TRN1", "Training Panchayat", "TRAINING-TRN1", training=True)
+        for suffix, role, display in training.OFFICERS:
+            users.create_user(session, f"trn1-{suffix}", PASSWORD, role, display_name=display,
+                              panchayat_code="TRN1" if role in users.PANCHAYAT_ROLES else None,
+                              samiti_code=panchayat.samiti_code if role == "appellate_authority" else None,
+                              password_method=FAST_HASH)
+        session.commit()
+
+
+def start_training_case(client, virtual_clock) -> int:
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    login(client, "trn1-keeper")
+    form = {"impounded_at": IMPOUNDED, "place_seized": "Practice field", "place_impounded": "Practice pound",
+            "nearest_village": "Practice village"}
+    for n, (species, description, tag) in enumerate(ANIMALS, start=1):
+        form.update({f"species-{n}": species, f"description-{n}": description, f"tag-{n}": tag})
+    response = client.post("/cases/new", data=form)
+    assert response.status_code == 302, text_of(response)
+    return int(response.headers["Location"].rstrip("/").split("/")[-1])
+
+
+def move(client, **form: str):
+    """The clock page's form sent (the check page), then its Confirm pressed."""
+    check = client.post("/training/clock", data={"step": "check", **form})
+    assert check.status_code == 200, text_of(check)
+    return check, confirm_check(client, check)
+
+
+def test_a_training_case_is_numbered_apart_and_every_page_says_training(client, sessions, virtual_clock):
+    make_training(sessions)
+    case_id = start_training_case(client, virtual_clock)
+    with sessions() as session:
+        assert session.get(Case, case_id).case_number == "TRN-TRN1/2026/0001"
+    page = client.get(f"/cases/{case_id}")
+    assert element_text(page, "training-band").startswith(
+        "TRAINING — Training Panchayat is a training Panchayat: nothing here is a real case, order or receipt.")
+    assert "TRAINING" in element_text(client.get("/tasks"), "training-band")
+    # a live Panchayat's officer sees no band, and its case numbers are as before
+    live = start_case_on_page(client, virtual_clock)
+    with sessions() as session:
+        assert session.get(Case, live).case_number == "RMP/2026/0001"
+    assert 'id="training-band"' not in client.get("/tasks").get_data(as_text=True)
+    assert client.get("/training/clock").status_code == 404
+
+
+def test_the_clock_moves_through_a_check_step_fires_what_falls_due_and_leaves_the_live_panchayat_alone(
+        client, sessions, virtual_clock):
+    make_training(sessions)
+    live = start_case_on_page(client, virtual_clock)  # RMP, impounded 2026-01-05 10:00 IST
+    case_id = start_training_case(client, virtual_clock)  # TRN1, the same instant
+    virtual_clock.set(at("2026-01-05T12:00:00+05:30"))
+    page = client.get("/training/clock")
+    assert element_text(page, "training-now") == "Monday, 5 January 2026 12:00"
+    assert element_text(page, "training-next") == "Next timer: Friday, 9 January 2026 00:00"  # the 3-day release window ends with 8 Jan
+
+    check = client.post("/training/clock", data={"step": "check", "how": "next_timer"})
+    assert element_text(check, "check-to") == "Friday, 9 January 2026 00:00"
+    assert element_text(check, "check-follows") == (
+        "TRN-TRN1/2026/0001: a timer due Friday, 9 January 2026 00:00 fires")
+    with sessions() as session:  # the check step moved nothing
+        assert session.scalar(select(Panchayat.clock_offset_seconds).where(Panchayat.code == "TRN1")) == 0
+    done = confirm_check(client, check)
+    assert done.status_code == 302
+    with sessions() as session:
+        trn = session.scalar(select(Panchayat).where(Panchayat.code == "TRN1"))
+        # to one second past the window's end (2026-01-09 00:00 IST: the 3 days after the day of impoundment) from 12:00 IST
+        assert timedelta(seconds=trn.clock_offset_seconds) == (at("2026-01-09T00:00:01+05:30")
+                                                               - at("2026-01-05T12:00:00+05:30"))
+        fired = [e.element_id for e in session.scalars(select(CaseEvent).where(
+            CaseEvent.case_id == case_id, CaseEvent.kind == "timer"))]
+        assert fired == ["bt_release_window"]
+        assert session.scalars(select(CaseEvent).where(CaseEvent.case_id == live,
+                                                       CaseEvent.kind == "timer")).all() == []
+        [moved] = session.scalars(select(AuditEntry).where(AuditEntry.kind == "training.clock_moved")).all()
+        assert moved.actor == "trn1-keeper" and '"panchayat":"TRN1"' in moved.detail_json
+    # the trainee secretary now has the notice to publish, on the training clock's day
+    login(client, "trn1-secretary")
+    assert task_link(client, "Publish notice")
+    assert "Friday, 9 January 2026 00:00" in element_text(client.get("/tasks"), "training-band")
+    # the live secretary has nothing new: the release window of RMP's case still runs
+    login(client, "sec")
+    assert "Publish notice" not in text_of(client.get("/tasks"))
+
+
+def test_the_training_clock_never_moves_backwards_and_refuses_bad_days(client, sessions, virtual_clock):
+    make_training(sessions)
+    start_training_case(client, virtual_clock)
+    refused = client.post("/training/clock", data={"step": "check", "how": "days", "days": "0"})
+    assert refused.status_code == 422
+    assert "the clock moves by a whole number of days from 1 to 400, not '0'" in text_of(refused)
+    check = client.post("/training/clock", data={"step": "check", "how": "days", "days": "२"})  # Devanagari 2
+    assert element_text(check, "check-to") == "Wednesday, 7 January 2026 10:05"
+    _, done = move(client, how="days", days="5")
+    assert done.status_code == 302
+    stale = confirm_check(client, check)  # the older check page (to 7 Jan) is now in the past
+    assert stale.status_code == 302
+    page = client.get("/training/clock")
+    assert "it moves only forward" in text_of(page)
+    with sessions() as session:
+        trn = session.scalar(select(Panchayat).where(Panchayat.code == "TRN1"))
+        assert trn.clock_offset_seconds == 5 * 86400
+        assert session.scalar(select(func.count()).select_from(AuditEntry)
+                              .where(AuditEntry.kind == "training.clock_moved")) == 1
+
+
+def test_the_worker_fires_training_timers_at_the_training_clock_and_live_ones_at_the_real_one(
+        client, sessions, virtual_clock):
+    make_training(sessions)
+    live = start_case_on_page(client, virtual_clock)
+    trn = start_training_case(client, virtual_clock)
+    with sessions() as session:
+        session.scalar(select(Panchayat).where(Panchayat.code == "TRN1")).clock_offset_seconds = 4 * 86400
+        session.commit()
+    virtual_clock.set(at("2026-01-06T10:00:00+05:30"))  # 1 day later on the real clock, 5 on the training one
+    fired = timers.fire_due_cases(sessions)
+    assert [(f.case_id, f.timers) for f in fired] == [(trn, ("bt_release_window",))]
+    with sessions() as session:
+        assert session.get(Case, live).next_timer_due == at("2026-01-09T00:00:00+05:30")
+        training_next = session.get(Case, trn).next_timer_due  # its notice task's overdue timer
+    # the worker sleeps until the next timer on the real clock: a training timer's instant less its offset
+    assert training_next is not None
+    assert timers.next_due(sessions) == min(training_next - timedelta(days=4), at("2026-01-09T00:00:00+05:30"))
+
+
+def test_training_notifications_stay_in_the_inbox_and_training_notices_stay_off_the_public_board(
+        client, sessions, virtual_clock):
+    make_training(sessions)
+    with sessions() as session:
+        secretary = session.scalar(select(User).where(User.username == "trn1-secretary"))
+        session.add(NotificationPreference(user_id=secretary.id, email_enabled=True,
+                                           email_address="secretary@example.org", webhook_enabled=True,
+                                           webhook_url="https://example.org/hook", updated_at=at("2026-01-01T00:00:00+00:00")))
+        session.commit()
+    case_id = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # the notice task: the secretary is told
+    login(client, "trn1-secretary")
+    assert "TRN-TRN1/2026/0001" in text_of(client.get("/inbox"))
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Delivery)) == 0
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    with sessions() as session:
+        assert session.get(Case, case_id).notice_last_day is not None
+    assert "TRN-TRN1/2026/0001" in text_of(client.get("/board"))  # to its own officers, marked
+    client.post("/logout")
+    assert "TRN-TRN1/2026/0001" not in text_of(client.get("/board"))  # never to the public
+    assert client.get(f"/board/{case_id}").status_code == 404
+
+
+def test_a_reset_puts_the_cases_away_and_starts_afresh_on_the_real_clock(client, sessions, virtual_clock):
+    make_training(sessions)
+    first = start_training_case(client, virtual_clock)
+    move(client, how="days", days="10")
+    result = CliRunner().invoke(main, ["training", "TRN1", "--reset", "--database",
+                                       str(sessions.kw["bind"].url.render_as_string(hide_password=False))])
+    assert result.exit_code == 0, result.output
+    assert "training Panchayat TRN1 started afresh" in result.output
+    login(client, "trn1-keeper")
+    assert "TRN-TRN1/2026/0001" not in text_of(client.get("/cases"))
+    assert client.get(f"/cases/{first}").status_code == 404
+    second = start_training_case(client, virtual_clock)
+    with sessions() as session:
+        assert session.get(Case, second).case_number == "TRN-TRN1/2026/0002"  # numbers go on
+        fresh = session.scalar(select(Panchayat).where(Panchayat.code == "TRN1"))
+        assert fresh.clock_offset_seconds == 0 and fresh.archived_at is None
+        old = session.get(Panchayat, session.get(Case, first).panchayat_id)
+        assert old.archived_at is not None and old.code.startswith("TRN1~")
+    # the old case fires nothing, whatever the clock
+    virtual_clock.set(at("2026-03-01T10:00:00+05:30"))
+    assert first not in [f.case_id for f in timers.fire_due_cases(sessions)]
+
+
+def test_the_training_command_makes_trainees_and_refuses_a_live_code(sessions, officers):
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    made = CliRunner().invoke(main, ["training", "TRN9", "--password", "practice makes perfect", "--database", url])
+    assert made.exit_code == 0, made.output
+    assert "trn9-secretary" in made.output and "trn9-appellate" in made.output
+    again = CliRunner().invoke(main, ["training", "TRN9", "--database", url])
+    assert again.output.strip() == "training Panchayat TRN9 already present"
+    live = CliRunner().invoke(main, ["training", "RMP", "--database", url])
+    assert live.exit_code == 2
+    assert "Panchayat RMP is a live Panchayat" in live.output
+    with sessions() as session:
+        trainee = session.scalar(select(User).where(User.username == "trn9-appellate"))
+        assert trainee.samiti_code == "TRAINING-TRN9"
+        assert training.of_user(session, trainee).code == "TRN9"
+        assert training.of_user(session, session.scalar(select(User).where(User.username == "sec"))) is None
