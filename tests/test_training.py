@@ -12,7 +12,16 @@ from sqlalchemy import func, select
 
 from webapp.cli import main
 from webapp.services import timers, training, users
-from webapp.store.models import AuditEntry, Case, CaseEvent, Delivery, NotificationPreference, Panchayat, User
+from webapp.store.models import (
+    AuditEntry,
+    Case,
+    CaseDocument,
+    CaseEvent,
+    Delivery,
+    NotificationPreference,
+    Panchayat,
+    User,
+)
 
 from .conftest import FAST_HASH, PASSWORD
 from .test_web_pages import (
@@ -218,3 +227,29 @@ def test_the_training_command_makes_trainees_and_refuses_a_live_code(sessions, o
         assert trainee.samiti_code == "TRAINING-TRN9"
         assert training.of_user(session, trainee).code == "TRN9"
         assert training.of_user(session, session.scalar(select(User).where(User.username == "sec"))) is None
+
+
+def test_a_training_paper_says_training_at_its_head_and_foot_on_the_page_and_in_the_pdf(
+        client, sessions, virtual_clock):
+    from .test_documents import pdf_text
+
+    make_training(sessions)
+    case_id = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    with sessions() as session:
+        rows = {row.language: row for row in session.scalars(
+            select(CaseDocument).where(CaseDocument.case_id == case_id, CaseDocument.kind == "notice"))}
+    assert rows["en"].html.count("TRAINING — not valid as an order or receipt") == 2
+    assert rows["hi"].html.count("प्रशिक्षण — आदेश या रसीद के रूप में मान्य नहीं") == 2
+    page = text_of(client.get(f"/cases/{case_id}/documents/{rows['en'].id}"))
+    assert page.count("TRAINING — not valid as an order or receipt") == 2
+    pdf = client.get(f"/cases/{case_id}/documents/{rows['en'].id}.pdf")
+    assert pdf.status_code == 200
+    assert pdf_text(pdf.data).count("TRAINING — not valid as an order or receipt") == 2
+    # a live Panchayat's paper carries no such mark
+    live = start_case_on_page(client, virtual_clock)
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(CaseDocument).where(
+            CaseDocument.case_id == live, CaseDocument.html.contains("TRAINING"))) == 0

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from .. import fees, i18n
 from ..casefile import Animal, CaseFile, name_key, present
 from ..i18n import N_
-from ..store.models import Case
+from ..store.models import Case, Panchayat
 from . import ledger
 
 LANGUAGES = ("en", "hi")
@@ -190,6 +190,11 @@ def _animals_on(cf: CaseFile, day: date) -> list[Animal]:
     return cf.living_animals(on=day)
 
 
+def _is_training(session: Session, case: Case) -> bool:
+    panchayat = session.get(Panchayat, case.panchayat_id)
+    return panchayat is not None and panchayat.training
+
+
 def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issuer, issued_at: datetime,
             number: str) -> dict[str, Any]:
     """The facts a document shows, read from the case file and the ledger at the moment of issue.
@@ -199,7 +204,9 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
     """
     base: dict[str, Any] = {"case_number": case.case_number, "cf": cf, "tz": cf.timezone, "issuer": issuer,
                             "issued_at": issued_at, "number": number, "kind": item.kind,
-                            "clause": KINDS[item.kind][1], "signer": KINDS[item.kind][3]}
+                            "clause": KINDS[item.kind][1], "signer": KINDS[item.kind][3],
+                            # a training Panchayat's papers say so at the head and the foot (webapp.services.training)
+                            "training": _is_training(session, case)}
     if item.kind == "notice":
         notice = present(cf.notice, "notice")
         auction = cf.auctions[0]
