@@ -253,3 +253,14 @@ def test_a_training_paper_says_training_at_its_head_and_foot_on_the_page_and_in_
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(CaseDocument).where(
             CaseDocument.case_id == live, CaseDocument.html.contains("TRAINING"))) == 0
+
+
+def test_an_administrator_reading_a_training_case_sees_the_band_too(client, sessions, virtual_clock):
+    make_training(sessions)
+    case_id = start_training_case(client, virtual_clock)
+    live = start_case_on_page(client, virtual_clock)
+    login(client, "admin")
+    band = element_text(client.get(f"/cases/{case_id}"), "training-band")
+    assert band == ("TRAINING — Training Panchayat is a training Panchayat: nothing here is a real case, "
+                    "order or receipt.")  # no clock link: the administrator does not work on its clock
+    assert 'id="training-band"' not in client.get(f"/cases/{live}").get_data(as_text=True)

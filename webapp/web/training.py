@@ -19,7 +19,7 @@ from .. import clock
 from ..errors import Refused, Rule130Error
 from ..i18n import M_, MN_, flash_message, format_instant
 from ..services import training
-from ..store.models import Panchayat, User
+from ..store.models import Case, Panchayat, User
 from .auth import signed_in_user
 from .context import db_session, login_required, sessions
 
@@ -60,9 +60,26 @@ def init_app(app: Flask) -> None:
     @app.context_processor
     def _band() -> dict[str, Any]:
         panchayat = g.get("training_panchayat")
-        return {"training_panchayat": panchayat, "training_now": clock.now() if panchayat is not None else None}
+        if panchayat is not None:
+            return {"training_panchayat": panchayat, "training_now": clock.now()}
+        return {"training_panchayat": _case_training_panchayat(), "training_now": None}
 
     app.register_blueprint(bp)
+
+
+def _case_training_panchayat() -> Panchayat | None:
+    """The training Panchayat of the case a page shows (``case_id`` in its address), for someone
+    who is not its officer (an installation administrator): the page says TRAINING too."""
+    case_id = (request.view_args or {}).get("case_id")
+    if not isinstance(case_id, int):
+        return None
+    try:
+        session = db_session()
+        case = session.get(Case, case_id)
+        panchayat = session.get(Panchayat, case.panchayat_id) if case is not None else None
+    except Exception:  # the band must never turn a page (or an error page) into a 500
+        return None
+    return panchayat if panchayat is not None and panchayat.training else None
 
 
 def _me() -> User:
