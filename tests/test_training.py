@@ -6,6 +6,7 @@ board, the reset, and a live Panchayat beside it untouched."""
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 from click.testing import CliRunner
 from sqlalchemy import func, select
@@ -264,3 +265,35 @@ def test_an_administrator_reading_a_training_case_sees_the_band_too(client, sess
     assert band == ("TRAINING — Training Panchayat is a training Panchayat: nothing here is a real case, "
                     "order or receipt.")  # no clock link: the administrator does not work on its clock
     assert 'id="training-band"' not in client.get(f"/cases/{live}").get_data(as_text=True)
+
+
+def test_a_case_is_filled_from_a_scenario_at_a_stage_on_the_training_clock(client, sessions, virtual_clock):
+    from webapp import casefile
+    from webapp.scenario_file import ScenarioError
+    from webapp.training_fill import fill
+
+    make_training(sessions)
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    scenario = "tests/scenarios/s2-objection-proved-after-sale.yaml"
+    # the training clock reads 2026-01-05 10:00 IST; the scenario's 3rd step (the objection) is at
+    # 2026-03-20 11:00 IST: 75 days earlier lands it on 2026-01-04 11:00, the last such day not after now
+    filled = fill(url, "TRN1", scenario, through_step=3)
+    assert (filled.case_number, filled.shifted_days) == ("TRN-TRN1/2025/0001", -75)  # numbered in the year of impoundment
+    assert filled.open_tasks == (("sarpanch", "Decide ownership claim"),)
+    with sessions() as session:
+        case = session.scalar(select(Case).where(Case.case_number == "TRN-TRN1/2025/0001"))
+        cf = casefile.load(case.file_json)
+        assert cf.impounded_at == at("2025-12-17T08:30:00+05:30")  # 2026-03-02 08:30, 75 days earlier
+        assert [o.objector for o in cf.objections] == ["Ramesh"]
+        assert cf.sale is not None and cf.sale.amount == Decimal("21000.00")
+    login(client, "trn1-sarpanch")
+    assert task_link(client, "Decide ownership claim")
+    try:
+        fill(url, "RMP", scenario, through_step=1)
+    except ScenarioError as error:
+        assert "RMP is not a training Panchayat" in str(error)
+    else:
+        raise AssertionError("a live Panchayat was filled")
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Case).join(Panchayat)
+                              .where(Panchayat.code == "RMP")) == 0

@@ -91,10 +91,10 @@ def run_scenarios(scenarios: list[Scenario], database_url: str | None = None,
         results = []
         for scenario in scenarios:
             with tempfile.TemporaryDirectory(prefix="rule130-sim-") as tmp:
-                results.append(_run_in(f"sqlite:///{Path(tmp) / 'simulation.db'}", [scenario], code)[0])
+                results.append(run_into(f"sqlite:///{Path(tmp) / 'simulation.db'}", [scenario], code)[0])
         return results
     _check_database(database_url)
-    return _run_in(database_url, scenarios, code)
+    return run_into(database_url, scenarios, code)
 
 
 def _check_database(url: str) -> None:
@@ -121,7 +121,15 @@ def _check_database(url: str) -> None:
         engine.dispose()
 
 
-def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
+def run_into(url: str, scenarios: list[Scenario], code: str, end: datetime | None = None) -> list[Result]:
+    """Run ``scenarios`` into the database ``url``, in the training Panchayat ``code``, after the
+    checks of :func:`run_scenarios`; each case's timers fire up to ``end`` after its last step (every
+    armed timer when None, as a simulation does; a training case filled from a scenario stops at the
+    training clock's now: :mod:`webapp.training_fill`).
+
+    Raises:
+        ScenarioError: as :func:`run_scenarios`.
+    """
     engine = db.make_engine(url)
     try:
         _check_schema(engine, url)
@@ -130,7 +138,7 @@ def _run_in(url: str, scenarios: list[Scenario], code: str) -> list[Result]:
             _no_live_worker(session)
             existing = _check_panchayat(session, code)
             _check_fit(scenarios, existing, code)
-        return [_run(scenario, sessions, code) for scenario in scenarios]
+        return [_run(scenario, sessions, code, end) for scenario in scenarios]
     finally:
         engine.dispose()
 
@@ -273,7 +281,7 @@ def _receiver(session: Session, name: str, code: str) -> User:
                                        display_name=name)
 
 
-def _run(scenario: Scenario, sessions: sessionmaker[Session], code: str) -> Result:
+def _run(scenario: Scenario, sessions: sessionmaker[Session], code: str, end: datetime | None = None) -> Result:
     virtual = clock.VirtualClock(scenario.case["impounded_at"])
     with clock.installed(virtual):
         with sessions() as session:
@@ -301,7 +309,9 @@ def _run(scenario: Scenario, sessions: sessionmaker[Session], code: str) -> Resu
             except Rule130Error as refused:
                 error = refused
             _check_step(step, error, mismatches)
-        fire_until(sessions, case.id, virtual, None)
+        fire_until(sessions, case.id, virtual, end)
+        if end is not None:
+            virtual.set(max(virtual.now(), end))
         with sessions() as session:
             case = get_row(session, Case, case.id)
             result = _result(cases.summary(session, case))
