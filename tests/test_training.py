@@ -297,3 +297,25 @@ def test_a_case_is_filled_from_a_scenario_at_a_stage_on_the_training_clock(clien
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(Case).join(Panchayat)
                               .where(Panchayat.code == "RMP")) == 0
+
+
+def test_a_move_sends_the_deadline_near_notices_that_fall_due_on_the_way(client, sessions, virtual_clock):
+    from webapp.store.models import Notification
+
+    make_training(sessions)
+    case_id = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # 2026-01-09 00:00:01 IST: the notice to publish
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    with sessions() as session:
+        alert_at = session.get(Case, case_id).next_alert_at
+    assert alert_at is not None
+    move(client, how="days", days="28")  # past the objection period's reminder, before its end
+    with sessions() as session:
+        near = [n.message for n in session.scalars(select(Notification).where(
+            Notification.case_id == case_id, Notification.template == "deadline_near"))]
+        # the clock reads 2026-02-06: the 6th, 7th and 8th of February are left (secretary and sarpanch told)
+        assert [m for m in near if "objection period" in m] == 2 * [
+            "TRN-TRN1/2026/0001: the last day of the objection period is Sunday, 8 February 2026 (days left, "
+            "counting today: 3); no objection is entertained after it (Rule 130(a))."]
+        assert session.get(Case, case_id).next_alert_at != alert_at

@@ -31,7 +31,7 @@ from ..errors import NotPermitted, Refused
 from ..i18n import M_
 from ..store import audit
 from ..store.models import Case, CaseNumberSequence, Panchayat, User
-from . import timers, uow, users
+from . import reminders, timers, uow, users
 
 CASE_PREFIX = "TRN-"
 """The start of every case number of a training Panchayat (:func:`webapp.services.case_start`)."""
@@ -215,7 +215,7 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
     """Move the training clock of ``user``'s Panchayat forward to ``to`` (the instant its check step
     showed, :func:`plan_move`), record it in the audit trail (``training.clock_moved``), then fire
     every timer due by then at the new clock, case by case (a firing that makes another timer due
-    before ``to`` fires that one too).
+    before ``to`` fires that one too), and send the "deadline near" notices then due.
 
     Args:
         to: the new reading (offset-aware).
@@ -253,6 +253,13 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
             fired.extend((case.case_number, case.timers) for case in done if case.timers)
             if not any(case.timers for case in done):
                 break
+        # the "deadline near" notices that fell due on the way (webapp.services.reminders)
+        with sessions() as session:
+            alerted = list(session.scalars(select(Case.id).where(
+                Case.panchayat_id == panchayat_id, Case.status == "running", Case.next_alert_at.is_not(None),
+                Case.next_alert_at <= to)))
+        for case_id in alerted:
+            reminders.remind_case(sessions, case_id)
     return Moved(code, moved_from, to, tuple(fired))
 
 
