@@ -146,7 +146,7 @@ def test_a_form_label_edited_in_both_languages_shows_in_the_preview_and_on_the_o
     schema = json.loads(page.locator("#modeler-form-text").input_value())
     assert schema["properties"]["owner"] == {"type": "string", "title": LABEL_EN, "minLength": 1, "maxLength": 200,
                                              "translations": {"hi": {"title": LABEL_HI}}}
-    assert schema["additionalProperties"] is False and schema["required"] == ["owner"]
+    assert schema["additionalProperties"] is False and schema["required"] == ["owner", "amount_received"]
     page.fill("#modeler-note", "the owner's name as on the identity card")
     page.click("#modeler-deploy")
     expect(page.locator("#modeler-status")).to_contain_text("Deployed as version 2", timeout=60_000)
