@@ -30,7 +30,7 @@ from ..store.models import User
 from . import errors, preview
 from .admin_versions import listing_context
 from .api import bp as api_bp
-from .api import error_response, invalid_diagram_details, problem_json
+from .api_errors import error_response, invalid_diagram_details, problem_json
 from .context import sessions, unauthorized
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
