@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from webapp.engine import runtime
-from webapp.engine.parser import Problem, read_xml
+from webapp.engine.problems import Problem
+from webapp.engine.safe_xml import read_xml
 from webapp.services import deliveries, repository, tasklist, timers, uow
 from webapp.store.models import Case, CaseTask, Notification, User
 

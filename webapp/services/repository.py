@@ -20,7 +20,8 @@ import handlers
 
 from .. import clock, textguard
 from ..engine import names, runtime
-from ..engine.parser import ParsedProcess, load_forms, parse_process
+from ..engine.parser import load_forms, parse_process
+from ..engine.verdicts import ParsedProcess
 from ..errors import Conflict, InvalidDiagram, NotFound
 from ..i18n import M_
 from ..store.models import ProcessVersion, User, get_row

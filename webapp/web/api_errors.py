@@ -15,7 +15,7 @@ from flask import Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from werkzeug.exceptions import NotFound as HTTPNotFound
 
-from ..engine.parser import Problem, problems_of
+from ..engine.problems import Problem, problems_of
 from ..errors import InvalidDiagram, Refused, Rule130Error
 
 log = logging.getLogger("rule130.api")
@@ -47,7 +47,7 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 def invalid_diagram_details(error: InvalidDiagram) -> dict[str, Any]:
     """What a 422 ``invalid_diagram`` carries besides its message: every problem, and the verdict when the
-    pipeline gave one (:meth:`webapp.engine.parser.Verdict.as_json`; None otherwise)."""
+    pipeline gave one (:meth:`webapp.engine.verdicts.Verdict.as_json`; None otherwise)."""
     found = getattr(error, "verdict", None)
     return {"problems": [problem_json(p) for p in problems_of(error)],
             "verdict": found.as_json() if found is not None else None}

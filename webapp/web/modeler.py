@@ -40,7 +40,7 @@ TRUE = ("1", "true", "yes", "on")
 
 def invalid_response(error: InvalidDiagram) -> Response:
     """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...], "verdict": {...}}}`` (the
-    verdict when the pipeline gave one: :meth:`webapp.engine.parser.Verdict.as_json`)."""
+    verdict when the pipeline gave one: :meth:`webapp.engine.verdicts.Verdict.as_json`)."""
     return error_response(422, error.code, error.message, **invalid_diagram_details(error))
 
 
