@@ -22,9 +22,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..casefile import CaseFile
+from ..catalogues import translations_for
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
-from ..i18n import M_, Message, message_from_json, translations_for
+from ..i18n import M_, Message, message_from_json
 from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
 from . import acts, cases, form_schema, ledger

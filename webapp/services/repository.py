@@ -29,7 +29,7 @@ from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_PROCESS = ROOT / "processes" / "rule130"
-BUNDLED_NOTE = "bundled Rule 130 process"  # stored in English; shown through i18n.MEMOS in the reader's language
+BUNDLED_NOTE = "bundled Rule 130 process"  # stored in English; shown through stored_texts.MEMOS in the reader's language
 PROCESS_ID = "rule130_case"
 
 

@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session
 from .. import fees, legal_time, textguard
 from ..casefile import CaseFile
 from ..errors import DeadlinePassed, Refused
-from ..i18n import M_, format_rupees, message_list
+from ..formats import format_rupees
+from ..i18n import M_, message_list
 from . import amounts, users
 from .amounts import parse_amount
 from .form_schema import amount_fields, check_conditions, is_multiline, typed_digits, validate_schema

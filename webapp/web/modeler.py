@@ -24,9 +24,12 @@ from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..errors import InvalidDiagram, NotFound, Rule130Error
-from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, normalise, retranslate, translate
+from ..formats import DEFAULT_TZ, format_instant
+from ..i18n import M_, N_, translate
+from ..languages import current_language, normalise
 from ..services import drafts, repository
 from ..store.models import User
+from ..stored_texts import retranslate
 from . import errors, preview
 from .admin_versions import listing_context
 from .api import bp as api_bp

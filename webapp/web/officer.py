@@ -22,7 +22,8 @@ from sqlalchemy import select
 
 from .. import casefile, clock
 from ..errors import Conflict, NotFound, Refused, SentTwice
-from ..i18n import M_, Message, flash_message, format_rupees
+from ..formats import format_rupees
+from ..i18n import M_, Message, flash_message
 from ..services import (
     amounts,
     cases,

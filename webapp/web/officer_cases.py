@@ -23,7 +23,8 @@ from flask_babel import gettext as _
 from .. import casefile, clock
 from ..digits import ascii_digits
 from ..errors import AlreadySubmitted, NotPermitted, Refused
-from ..i18n import M_, Message, flash_message, format_instant
+from ..formats import format_instant
+from ..i18n import M_, Message, flash_message
 from ..services import cases, corrections, documents, ledger, overview, search, tasks, uow
 from ..tariff import SPECIES
 from . import check

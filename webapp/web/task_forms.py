@@ -12,7 +12,8 @@ from flask import request
 
 from ..digits import ascii_digits
 from ..engine import conditions, form_texts
-from ..i18n import N_, current_language, translate
+from ..i18n import N_, translate
+from ..languages import current_language
 from ..services import form_schema
 from .hardening import LARGEST_ID
 from .public import fmt_words
