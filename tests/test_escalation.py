@@ -169,8 +169,8 @@ def test_task_ready_near_deadline_and_overdue_notices_reach_the_inbox_and_a_real
 # -- the expression form of overdue timers is checked at deploy -----------------------------------------------
 
 def _timer_problems(root) -> list[Problem]:
-    from webapp.engine.checks import _check_timers
-    return _check_timers(root)
+    from webapp.engine.timer_checks import check_timers
+    return check_timers(root)
 
 
 @pytest.fixture

@@ -48,13 +48,13 @@ from .checks import (
     FORM_PROPERTY,
     ROLES,
     SPIFF_NS,
-    USE_PERIOD_END,
     _check_structure,
     _forms_named,
     check_project_rules,
 )
 from .problems import Problem, problems_of
 from .safe_xml import DTD_REFUSED, NOT_BPMN, NOT_WELL_FORMED, read_xml
+from .timer_checks import USE_PERIOD_END
 from .verdicts import ParsedProcess, Verdict
 
 __all__ = [

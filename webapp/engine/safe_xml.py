@@ -14,7 +14,7 @@ from collections.abc import Callable
 from lxml import etree
 
 from ..errors import InvalidDiagram
-from .checks import BPMN_NS
+from .elements import BPMN_NS
 from .problems import Problem, refusal
 
 MAX_BPMN_BYTES = 2 * 1024 * 1024
