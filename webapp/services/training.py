@@ -11,7 +11,8 @@ Its clock is its own: the real clock read ``panchayat.clock_offset_seconds`` ahe
 timer" or "by N days", after a check step that lists the timers that will fall due
 (:func:`plan_move`); the move is recorded in the audit trail and the timers then due fire at once
 (:func:`move_clock`), as the timer worker fires them at the training clock afterwards
-(:func:`webapp.services.timers.fire_due_cases`). It never moves backwards. A live Panchayat's clock,
+(:func:`webapp.services.timers.fire_due_cases`) and the reminders pass sends its "deadline near"
+notices (:func:`webapp.services.reminders.remind_due`). It never moves backwards. A live Panchayat's clock,
 timers and data are untouched by all of this. A reset (:func:`reset`) puts the training
 Panchayat's cases away (kept, out of every list, firing nothing) and gives its officers a fresh
 training Panchayat of the same code, on the real clock.
@@ -30,7 +31,7 @@ from .. import clock
 from ..errors import NotPermitted, Refused
 from ..i18n import M_
 from ..store import audit
-from ..store.models import Case, CaseNumberSequence, Panchayat, User
+from ..store.models import Case, CaseNumberSequence, Panchayat, TimerFiring, User
 from . import reminders, timers, uow, users
 
 CASE_PREFIX = "TRN-"
@@ -245,6 +246,8 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
                              "to": to.isoformat(), "offset_seconds": panchayat.clock_offset_seconds})
         return panchayat.id, panchayat.code, panchayat.timezone
 
+    with sessions() as session:
+        last_firing = session.scalar(select(func.max(TimerFiring.id))) or 0
     panchayat_id, code, _tz = uow.perform(sessions, "move_training_clock", move, user=user)
     fired: list[tuple[str, tuple[str, ...]]] = []
     with clock.installed(clock.FixedClock(to)):
@@ -260,7 +263,23 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
                 Case.next_alert_at <= to)))
         for case_id in alerted:
             reminders.remind_case(sessions, case_id)
+    if fired:
+        _no_worker_lag(sessions, panchayat_id, last_firing)
     return Moved(code, moved_from, to, tuple(fired))
+
+
+def _no_worker_lag(sessions: sessionmaker[Session], panchayat_id: int, after_id: int) -> None:
+    """The firings a move made (of the Panchayat's cases, ids above ``after_id``) had no timer
+    worker lag: the move fired each as the clock passed its instant. Their lag (migration 0016,
+    :data:`webapp.services.monitoring.LAG`) is set to 0 s, so the administrators' timer lag page and
+    the ``rule130_timer_lag_seconds`` histogram, which watch the live timer worker, do not read a
+    jump of the training clock as days of delay; their lateness on the training clock is kept."""
+    with sessions() as session:
+        session.execute(update(TimerFiring).where(
+            TimerFiring.id > after_id,
+            TimerFiring.case_id.in_(select(Case.id).where(Case.panchayat_id == panchayat_id)))
+            .values(lag_seconds=0.0))
+        session.commit()
 
 
 def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
@@ -268,8 +287,9 @@ def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
     name and settings, on the real clock, in the caller's transaction.
 
     The old Panchayat keeps its cases, documents and ledger (nothing recorded is deleted: the audit
-    trail stays whole) under the code ``<code>~<id>``, archived: out of every list, and the timer
-    worker fires none of its timers. Case numbers go on from where they were.
+    trail stays whole) under the code ``<code>~<id>``, archived: out of every list; its cases'
+    next timer and reminder instants are cleared, so no worker pass, health check or metric finds
+    them waiting. Case numbers go on from where they were.
 
     Raises:
         Refused: no Panchayat ``code``, or a live one (a live Panchayat is never reset).
@@ -282,6 +302,10 @@ def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
     old.code = f"{code[:10]}~{old.id}"
     old.samiti_code = f"{old.samiti_code[:24]}~{old.id}"
     old.archived_at = now
+    # its cases wait on nothing more: no timer or reminder instant for a worker pass, the health
+    # check or the metrics to find once the real clock passes it (their state is kept as it was)
+    session.execute(update(Case).where(Case.panchayat_id == old.id)
+                    .values(next_timer_due=None, next_alert_at=None), execution_options={"synchronize_session": False})
     session.flush()
     fresh = Panchayat(code=code, name=old.name, samiti_code=SAMITI_PREFIX + code, district=old.district,
                       timezone=old.timezone, appeal_period_days=old.appeal_period_days,
