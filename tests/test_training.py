@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from webapp.cli import main
-from webapp.services import timers, training, users
+from webapp.services import timers, training
 from webapp.store.models import (
     AuditEntry,
     Case,
@@ -40,14 +40,10 @@ from .test_web_pages import (
 
 
 def make_training(sessions) -> None:
-    """Training Panchayat TRN1 with its trainees (``trn1-keeper`` …), every password PASSWORD."""
+    """Training Panchayat TRN1 with its trainees (``trn1-keeper`` …), as ``rule130 training`` makes
+    it, every password PASSWORD."""
     with sessions() as session:
-        panchayat = users.create_panchayat(session, "TRN1", "Training Panchayat", "TRAINING-TRN1", training=True)
-        for suffix, role, display in training.OFFICERS:
-            users.create_user(session, f"trn1-{suffix}", PASSWORD, role, display_name=display,
-                              panchayat_code="TRN1" if role in users.PANCHAYAT_ROLES else None,
-                              samiti_code=panchayat.samiti_code if role == "appellate_authority" else None,
-                              password_method=FAST_HASH)
+        training.create(session, "TRN1", "Training Panchayat", PASSWORD, password_method=FAST_HASH)
         session.commit()
 
 
@@ -224,9 +220,10 @@ def test_the_training_command_makes_trainees_and_refuses_a_live_code(sessions, o
     assert live.exit_code == 2
     assert "Panchayat RMP is a live Panchayat" in live.output
     with sessions() as session:
-        trainee = session.scalar(select(User).where(User.username == "trn9-appellate"))
-        assert trainee.samiti_code == "TRAINING-TRN9"
-        assert training.of_user(session, trainee).code == "TRN9"
+        for username in ("trn9-appellate", "trn9-receiver"):
+            trainee = session.scalar(select(User).where(User.username == username))
+            assert trainee.samiti_code == "TRAINING-TRN9" and trainee.panchayat_id is None
+            assert training.of_user(session, trainee).code == "TRN9"
         assert training.of_user(session, session.scalar(select(User).where(User.username == "sec"))) is None
 
 
@@ -406,3 +403,43 @@ def test_the_reminders_pass_sends_a_training_case_its_notice_on_the_training_clo
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(Notification)
                               .where(Notification.case_id == live)) == 0
+
+
+def test_the_trainee_receiving_officer_works_on_the_training_clock_and_live_and_training_cases_never_meet(
+        client, sessions, officers, virtual_clock):
+    """The trainee sarpanch sends unsold cattle to a receiving officer: a live one is refused, the
+    trainee receiving officer is found, and works under the band on the training clock. A live
+    sarpanch cannot name the trainee."""
+    from .test_paths import TWO_COWS, Driver, ist_midnight, publish, refused
+
+    make_training(sessions)
+    drive = Driver(sessions, officers, virtual_clock)  # a live case of RMP, unsold on 2026-01-12
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    for name in ("trn1-receiver", "Trainee Receiving Officer"):
+        refused(drive, drive.act, "sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": name},
+                match=f"no receiving officer is called {name}")
+
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    case_id = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # 2026-01-09: the notice to publish
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    move(client, how="next_timer")  # past the auction's last day (11 January) with no bid: unsold
+    login(client, "trn1-sarpanch")
+    link = task_link(client, "Decide unsold cattle")
+    for name in ("recv", "Gram Panchayat Kishanpura"):  # the live receiving officer
+        answer = complete(client, link, choice="cattle_fair", receiver=name)
+        assert answer.status_code == 422 and f"no receiving officer is called {name}" in text_of(answer)
+    assert complete(client, link, choice="cattle_fair", receiver="Trainee Receiving Officer").status_code == 302
+    with sessions() as session:
+        receiver = session.scalar(select(User).where(User.username == "trn1-receiver"))
+        assert session.get(Case, case_id).receiving_officer_id == receiver.id
+    login(client, "trn1-receiver")
+    tasks_page = client.get("/tasks")
+    assert element_text(tasks_page, "training-band").startswith("TRAINING — Training Panchayat is a training")
+    assert "Training clock: Monday, 12 January 2026 00:00" in element_text(tasks_page, "training-band")
+    assert task_link(client, "Record sale and remittance")
+    assert client.get("/training/clock").status_code == 200

@@ -36,8 +36,9 @@ from . import reminders, timers, uow, users
 
 CASE_PREFIX = "TRN-"
 """The start of every case number of a training Panchayat (:func:`webapp.services.case_start`)."""
-SAMITI_PREFIX = "TRAINING-"
-"""The start of a training Panchayat's own Samiti code (``TRAINING-TRN1``)."""
+SAMITI_PREFIX = users.TRAINING_SAMITI_PREFIX
+"""The start of a training Panchayat's own Samiti code (``TRAINING-TRN1``), its appellate
+authority's and its receiving officer's."""
 MAX_MOVE_DAYS = 400
 """The most a training clock moves in one step, in calendar days (a typo of 3000 is refused)."""
 
@@ -58,15 +59,19 @@ def case_number_prefix(panchayat: Panchayat) -> str:
 
 
 def create(session: Session, code: str, name: str, password: str | None = None, *,
-           timezone: str = "Asia/Kolkata") -> tuple[Panchayat, list[tuple[User, str]]]:
+           timezone: str = "Asia/Kolkata", password_method: str | None = None
+           ) -> tuple[Panchayat, list[tuple[User, str]]]:
     """Make a training Panchayat ``code`` with one officer per role (user names ``<code>-keeper``,
     ``-secretary``, ``-sarpanch``, ``-appellate``, ``-receiver``, in lower case), in the caller's
-    transaction.
+    transaction. The appellate authority and the receiving officer are of its Samiti (they work on
+    its clock and under its band, :func:`of_user`); no live case can name the receiving officer,
+    and no training case a live one (:func:`webapp.services.users.by_display_name`).
 
     Args:
         code: the Panchayat's code (1 to 16 letters or digits, :func:`users.create_panchayat`).
         name: its name. password: the officers' password (it must pass the password rule); None:
-            a random one each, returned.
+            a random one each, returned. password_method: werkzeug's hashing method (None: the
+            installation's, :data:`webapp.services.users.PASSWORD_METHOD`).
     Returns:
         the Panchayat and each officer with the password to give them.
     Raises:
@@ -79,14 +84,16 @@ def create(session: Session, code: str, name: str, password: str | None = None, 
         secret = password or secrets.token_urlsafe(12)
         user = users.create_user(session, f"{code.lower()}-{suffix}", secret, role, display_name=display,
                                  panchayat_code=code if role in users.PANCHAYAT_ROLES else None,
-                                 samiti_code=panchayat.samiti_code if role == "appellate_authority" else None)
+                                 samiti_code=None if role in users.PANCHAYAT_ROLES else panchayat.samiti_code,
+                                 password_method=password_method or users.PASSWORD_METHOD)
         made.append((user, secret))
     return panchayat, made
 
 
 def of_user(session: Session, user: User | None) -> Panchayat | None:
     """The training Panchayat ``user`` works in (their Panchayat, or the one of their training
-    Samiti for an appellate authority), None for an officer of a live Panchayat or nobody."""
+    Samiti for its appellate authority and receiving officer), None for an officer of a live
+    Panchayat or nobody."""
     if user is None:
         return None
     if user.panchayat_id is not None:
