@@ -71,7 +71,9 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
             never changed, so a live Panchayat cannot become one.
     Raises:
         Refused: a malformed code, an empty or too long name, an unknown time zone or an appeal
-            period outside 1 to 365 days (:func:`check_settings`), or a code already in use.
+            period outside 1 to 365 days (:func:`check_settings`), a code already in use, or a
+            Samiti that would hold live and training Panchayats together (its appellate authority
+            and administrators would see both: a training Panchayat needs a Samiti of its own).
     """
     if not (isinstance(code, str) and code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
         raise Refused(M_("the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not %(value)s",
@@ -90,6 +92,16 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     check_settings(timezone, appeal_period_days=appeal_period_days)
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
+    other_kind = session.scalar(select(Panchayat.code).where(Panchayat.samiti_code == samiti_code,
+                                                              Panchayat.training.is_(not training))
+                                .order_by(Panchayat.code).limit(1))
+    if other_kind is not None:
+        message = (M_("the Samiti %(samiti)s holds the live Panchayat %(other)s: a training Panchayat needs a "
+                      "Samiti of its own (say, --samiti TRAINING-%(code)s), so that no live officer sees its cases",
+                      samiti=samiti_code, other=other_kind, code=code) if training else
+                   M_("the Samiti %(samiti)s holds the training Panchayat %(other)s: a live Panchayat cannot share "
+                      "a Samiti with a training one", samiti=samiti_code, other=other_kind))
+        raise Refused(message, {"samiti_code": M_("a Samiti of its own")})
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
                           appeal_period_days=appeal_period_days, return_period_days=7, training=bool(training))
     session.add(panchayat)
