@@ -321,6 +321,8 @@ def visits(world: World, sessions, language: str) -> dict[str, list[tuple[str, s
 # -- the test --------------------------------------------------------------------------------------
 
 def open_as(browser, base: str, username: str) -> Page:
+    """A browser context with axe-core loaded in every page, signed in as ``username`` ("" stays public)."""
+    assert AXE.exists(), f"{AXE} is missing: scripts/setup.sh installs it (npm ci, package-lock.json)"
     context = browser.new_context(viewport=PHONE, locale="en-IN")
     context.add_init_script(path=str(AXE))
     page = context.new_page()
