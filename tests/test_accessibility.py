@@ -41,12 +41,14 @@ def test_text_colours_pass_wcag_aa_contrast():
         "links": (c["accent"], c["card"]), "links on the page": (c["accent"], c["bg"]),
         "header and buttons": (c["accent-ink"], c["accent"]), "success": (c["ok"], c["ok-bg"]),
         "errors": (c["bad"], c["bad-bg"]), "unread": (c["ink"], c["unread"]), "badge": (c["ink"], c["focus"]),
+        "role badge in the header": (c["accent-ink"], c["accent-deep"]),
     }
     failing = {name: round(contrast(*pair), 2) for name, pair in text_pairs.items() if contrast(*pair) < 4.5}
     assert failing == {}
     assert round(contrast(c["muted"], c["bg"]), 2) == 5.53
     # focus rings: ink on light backgrounds, amber on the blue header (WCAG 1.4.11: 3:1)
     assert contrast(c["ink"], c["card"]) >= 3 and contrast(c["focus"], c["accent"]) >= 3
+    assert contrast(c["focus"], c["accent-deep"]) >= 3  # a focused link beside the role badge
     assert ":focus-visible" in CSS.read_text()
 
 

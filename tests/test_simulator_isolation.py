@@ -101,10 +101,15 @@ def test_a_database_with_an_older_schema_is_refused_before_it_is_upgraded(tmp_pa
 
 @pytest.fixture
 def training(database_url, sessions, officers):
-    """Training Panchayat TRN in Samiti SAM1 (beside the live RMP), made on the command line, with
+    """Training Panchayat TRN in a Samiti of its own (RMP's SAM1 is refused), made on the command line, with
     a trainee sarpanch of its own; scenario p42 simulated into it (the sarpanch's order is due)."""
-    made = CliRunner().invoke(main, ["create-panchayat", "TRN", "--name", "Training Rampura", "--samiti", "SAM1",
-                                     "--training", "--database", database_url])
+    shared = CliRunner().invoke(main, ["create-panchayat", "TRN", "--name", "Training Rampura", "--samiti", "SAM1",
+                                       "--training", "--database", database_url])
+    assert shared.exit_code == 2
+    assert ("the Samiti SAM1 holds the live Panchayat KHR: a training Panchayat needs a Samiti of its own (say, "
+            "--samiti TRAINING-TRN), so that no live officer sees its cases") in shared.output
+    made = CliRunner().invoke(main, ["create-panchayat", "TRN", "--name", "Training Rampura", "--samiti",
+                                     "TRAINING-TRN", "--training", "--database", database_url])
     assert made.exit_code == 0, made.output
     assert "training Panchayat TRN created" in made.output
     with sessions() as session:
@@ -191,8 +196,8 @@ def test_simulator_users_are_not_offered_in_the_reassign_list(training, app, ses
 
 
 def test_simulator_users_are_not_told_of_a_live_panchayats_case(training, sessions, officers):
-    """sim-appellate-TRN has the Samiti SAM1 of the training Panchayat, which is also RMP's: it may
-    not hear of RMP's cases (the real appellate authority does)."""
+    """sim-appellate-TRN, the training Panchayat's appellate authority, does not hear of RMP's cases
+    (the real appellate authority does), nor does the real one hear of the training Panchayat's."""
     with clock.installed(clock.VirtualClock(datetime.fromisoformat("2026-01-05T10:00:00+05:30"))):
         case = start_rmp_case(sessions, officers["pound_keeper"], datetime.fromisoformat("2026-01-05T10:00:00+05:30"))
     with sessions() as session:
@@ -201,7 +206,7 @@ def test_simulator_users_are_not_told_of_a_live_panchayats_case(training, sessio
         assert sorted(u.username for u in told) == ["app", "sar"]
         trn = session.scalar(select(Case).join(Panchayat).where(Panchayat.code == "TRN"))
         told = notifications.recipients(session, trn, ["appellate_authority"])
-        assert sorted(u.username for u in told) == ["app", "sim-appellate-TRN"]
+        assert sorted(u.username for u in told) == ["sim-appellate-TRN"]
 
 
 def test_a_real_receiving_officer_is_not_found_among_the_simulators_and_back(training, sessions):

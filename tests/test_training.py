@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from webapp.cli import main
-from webapp.services import timers, training, users
+from webapp.services import timers, training
 from webapp.store.models import (
     AuditEntry,
     Case,
@@ -40,14 +40,10 @@ from .test_web_pages import (
 
 
 def make_training(sessions) -> None:
-    """Training Panchayat TRN1 with its trainees (``trn1-keeper`` …), every password PASSWORD."""
+    """Training Panchayat TRN1 with its trainees (``trn1-keeper`` …), as ``rule130 training`` makes
+    it, every password PASSWORD."""
     with sessions() as session:
-        panchayat = users.create_panchayat(session, "TRN1", "Training Panchayat", "TRAINING-TRN1", training=True)
-        for suffix, role, display in training.OFFICERS:
-            users.create_user(session, f"trn1-{suffix}", PASSWORD, role, display_name=display,
-                              panchayat_code="TRN1" if role in users.PANCHAYAT_ROLES else None,
-                              samiti_code=panchayat.samiti_code if role == "appellate_authority" else None,
-                              password_method=FAST_HASH)
+        training.create(session, "TRN1", "Training Panchayat", PASSWORD, password_method=FAST_HASH)
         session.commit()
 
 
@@ -224,9 +220,10 @@ def test_the_training_command_makes_trainees_and_refuses_a_live_code(sessions, o
     assert live.exit_code == 2
     assert "Panchayat RMP is a live Panchayat" in live.output
     with sessions() as session:
-        trainee = session.scalar(select(User).where(User.username == "trn9-appellate"))
-        assert trainee.samiti_code == "TRAINING-TRN9"
-        assert training.of_user(session, trainee).code == "TRN9"
+        for username in ("trn9-appellate", "trn9-receiver"):
+            trainee = session.scalar(select(User).where(User.username == username))
+            assert trainee.samiti_code == "TRAINING-TRN9" and trainee.panchayat_id is None
+            assert training.of_user(session, trainee).code == "TRN9"
         assert training.of_user(session, session.scalar(select(User).where(User.username == "sec"))) is None
 
 
@@ -319,3 +316,130 @@ def test_a_move_sends_the_deadline_near_notices_that_fall_due_on_the_way(client,
             "TRN-TRN1/2026/0001: the last day of the objection period is Sunday, 8 February 2026 (days left, "
             "counting today: 3); no objection is entertained after it (Rule 130(a))."]
         assert session.get(Case, case_id).next_alert_at != alert_at
+
+
+def test_a_reset_leaves_nothing_for_the_health_check_or_the_reminders_of_the_live_installation(
+        client, sessions, virtual_clock):
+    """A put-away training case keeps its record but waits on nothing: once the real clock passes
+    the instants its timers and reminders had, the health check and the metrics count no overdue
+    timer, and no pass of the timer worker or the reminders visits it."""
+    from webapp.services import monitoring, reminders
+
+    make_training(sessions)
+    first = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # the notice to publish, its overdue timer armed
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    with sessions() as session:
+        case = session.get(Case, first)
+        assert case.next_timer_due is not None and case.next_alert_at is not None
+    CliRunner().invoke(main, ["training", "TRN1", "--reset", "--database",
+                              str(sessions.kw["bind"].url.render_as_string(hide_password=False))])
+    virtual_clock.set(at("2026-06-01T10:00:00+05:30"))  # past every instant the case waited for
+    now = virtual_clock.now()
+    with sessions() as session:
+        assert timers.overdue(session, now) == (0, 0.0)
+        assert monitoring.counts(session, now)["overdue"] == 0
+        case = session.get(Case, first)
+        assert case.status == "running" and case.next_timer_due is None and case.next_alert_at is None
+    assert timers.fire_due_cases(sessions) == []
+    assert reminders.remind_due(sessions) == []
+
+
+def test_the_firings_a_move_makes_count_as_no_worker_lag(client, sessions, virtual_clock):
+    """Moving the clock 4 days fires the release window 10 hours after its instant on the training
+    clock: the history keeps that lateness, but the timer worker did not lag (the move fired it
+    as the clock passed it), so the lag the administrators and Prometheus see is 0 s."""
+    from webapp.services import monitoring
+    from webapp.store.models import TimerFiring
+
+    make_training(sessions)
+    case_id = start_training_case(client, virtual_clock)  # 2026-01-05 10:05 IST
+    move(client, how="days", days="4")  # to 2026-01-09 10:05 IST; the window ended at 00:00
+    with sessions() as session:
+        [firing] = session.scalars(select(TimerFiring).where(TimerFiring.case_id == case_id)).all()
+        assert (firing.element_id, firing.lateness_seconds, firing.lag_seconds) == (
+            "bt_release_window", 10 * 3600 + 5 * 60, 0.0)
+        buckets, lag_sum, total = monitoring.timer_lag_histogram(session)
+        assert (lag_sum, total, buckets[0]) == (0.0, 1, ("0.05", 1))
+
+
+def test_the_reminders_pass_sends_a_training_case_its_notice_on_the_training_clock(client, sessions, virtual_clock):
+    """The delivery loop's reminders pass reads a training Panchayat's clock for its cases (as the
+    timer worker does): a "deadline near" notice falls due as the training clock passes it, while
+    a live case's waits for the real clock."""
+    from webapp.services import reminders
+    from webapp.store.models import Notification
+
+    make_training(sessions)
+    live = start_case_on_page(client, virtual_clock)
+    trn = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # the training clock: 2026-01-09 00:00:01 IST
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    move(client, how="days", days="25")  # 2026-02-03 00:00:01 IST: the objection period runs to 8 February
+    with sessions() as session:
+        alert_at = session.get(Case, trn).next_alert_at
+        offset = timedelta(seconds=session.scalar(select(Panchayat.clock_offset_seconds)
+                                                  .where(Panchayat.code == "TRN1")))
+    assert alert_at == at("2026-02-06T00:00:00+05:30")  # the 3 last days of the period, counting today
+
+    def objection_near() -> list[str]:
+        with sessions() as session:
+            return [n.message for n in session.scalars(select(Notification).where(
+                Notification.case_id == trn, Notification.template == "deadline_near"))
+                if "objection period" in n.message]
+
+    assert objection_near() == []
+    virtual_clock.set(alert_at - offset - timedelta(seconds=1))  # the training clock a second before it
+    assert reminders.remind_due(sessions) == []
+    # the real clock moves to the instant at which the training clock reads the notice's instant
+    virtual_clock.set(alert_at - offset + timedelta(seconds=1))
+    assert virtual_clock.now() < at("2026-01-09T00:00:00+05:30")  # the live case's window still runs
+    assert reminders.remind_due(sessions) == [trn]
+    assert objection_near() == 2 * [  # the secretary and the sarpanch told
+        "TRN-TRN1/2026/0001: the last day of the objection period is Sunday, 8 February 2026 (days left, "
+        "counting today: 3); no objection is entertained after it (Rule 130(a))."]
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Notification)
+                              .where(Notification.case_id == live)) == 0
+
+
+def test_the_trainee_receiving_officer_works_on_the_training_clock_and_live_and_training_cases_never_meet(
+        client, sessions, officers, virtual_clock):
+    """The trainee sarpanch sends unsold cattle to a receiving officer: a live one is refused, the
+    trainee receiving officer is found, and works under the band on the training clock. A live
+    sarpanch cannot name the trainee."""
+    from .test_paths import TWO_COWS, Driver, ist_midnight, publish, refused
+
+    make_training(sessions)
+    drive = Driver(sessions, officers, virtual_clock)  # a live case of RMP, unsold on 2026-01-12
+    drive.start(TWO_COWS)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    for name in ("trn1-receiver", "Trainee Receiving Officer"):
+        refused(drive, drive.act, "sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": name},
+                match=f"no receiving officer is called {name}")
+
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    case_id = start_training_case(client, virtual_clock)
+    move(client, how="next_timer")  # 2026-01-09: the notice to publish
+    login(client, "trn1-secretary")
+    complete(client, task_link(client, "Publish notice"), objection_period_days="30", full_price="12000")
+    move(client, how="next_timer")  # past the auction's last day (11 January) with no bid: unsold
+    login(client, "trn1-sarpanch")
+    link = task_link(client, "Decide unsold cattle")
+    for name in ("recv", "Gram Panchayat Kishanpura"):  # the live receiving officer
+        answer = complete(client, link, choice="cattle_fair", receiver=name)
+        assert answer.status_code == 422 and f"no receiving officer is called {name}" in text_of(answer)
+    assert complete(client, link, choice="cattle_fair", receiver="Trainee Receiving Officer").status_code == 302
+    with sessions() as session:
+        receiver = session.scalar(select(User).where(User.username == "trn1-receiver"))
+        assert session.get(Case, case_id).receiving_officer_id == receiver.id
+    login(client, "trn1-receiver")
+    tasks_page = client.get("/tasks")
+    assert element_text(tasks_page, "training-band").startswith("TRAINING — Training Panchayat is a training")
+    assert "Training clock: Monday, 12 January 2026 00:00" in element_text(tasks_page, "training-band")
+    assert task_link(client, "Record sale and remittance")
+    assert client.get("/training/clock").status_code == 200

@@ -9,6 +9,7 @@ case); this module runs the passes that send them — the delivery loop's
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -16,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .. import clock
 from ..errors import Conflict, Rule130Error
 from ..store.models import Case
-from . import alerts, uow
+from . import alerts, timers, uow
 from .case_run import CaseRun
 
 log = logging.getLogger("rule130.notify")
@@ -40,11 +41,27 @@ def remind_case(sessions: sessionmaker[Session], case_id: int) -> None:
 
 
 def remind_due(sessions: sessionmaker[Session], limit: int = 100) -> list[int]:
-    """One pass: every running case whose ``next_alert_at`` has come; the ids of the cases visited."""
+    """One pass: every running case whose ``next_alert_at`` has come, on its Panchayat's clock, as
+    the timer worker reads it (:func:`webapp.services.timers.fire_due_cases`): a live Panchayat's
+    case on the installed clock, a training Panchayat's on its own (the installed clock read its
+    offset ahead: :mod:`webapp.services.training`), one put away by a reset never. Returns the ids
+    of the cases visited (at most ``limit`` per Panchayat scope)."""
     with sessions() as session:
-        ids = list(session.scalars(select(Case.id).where(Case.status == "running", Case.next_alert_at.is_not(None),
-                                                         Case.next_alert_at <= clock.now())
-                                   .order_by(Case.next_alert_at).limit(limit)))
+        scopes = [(timers.LIVE, timedelta(0)), *timers.training_clocks(session)]
+    visited: list[int] = []
+    for panchayat_id, offset in scopes:
+        with clock.installed(clock.ShiftedClock(clock.current(), offset)):
+            visited.extend(_remind_scope(sessions, limit, panchayat_id))
+    return visited
+
+
+def _remind_scope(sessions: sessionmaker[Session], limit: int, panchayat_id: int | None) -> list[int]:
+    """:func:`remind_due` over the cases of one scope (:func:`webapp.services.timers.in_scope`)."""
+    with sessions() as session:
+        ids = list(session.scalars(timers.in_scope(
+            select(Case.id).where(Case.status == "running", Case.next_alert_at.is_not(None),
+                                  Case.next_alert_at <= clock.now()), panchayat_id)
+            .order_by(Case.next_alert_at).limit(limit)))
     for case_id in ids:
         try:
             remind_case(sessions, case_id)

@@ -21,7 +21,7 @@ import os
 import socket
 import threading
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,6 +56,8 @@ def dialect_name(sessions: sessionmaker[Session]) -> str:
         return session.get_bind().dialect.name
 
 
+AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
+
 LIVE = None
 """The scope of a pass over the live Panchayats' cases (every Panchayat but the training ones)."""
 _TRAINING_IDS = select(Panchayat.id).where(Panchayat.training.is_(True)).scalar_subquery()  # built once
@@ -63,14 +65,19 @@ _TRAINING_CLOCKS = (select(Panchayat.id, Panchayat.clock_offset_seconds)
                     .where(Panchayat.training.is_(True), Panchayat.archived_at.is_(None)).order_by(Panchayat.id))
 
 
-def _due(now: datetime, panchayat_id: int | None = LIVE) -> Select[Case]:
-    """Running cases, not held by an incident, whose next timer is due: of the live Panchayats
-    (``LIVE``), or of the one Panchayat ``panchayat_id``."""
-    query = select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
-                               Case.next_timer_due.is_not(None), Case.next_timer_due < now)
+def in_scope(query: AnySelect, panchayat_id: int | None = LIVE) -> AnySelect:
+    """``query`` (over ``case_instance``) narrowed to the cases of the live Panchayats (``LIVE``:
+    every Panchayat but the training ones), or of the one Panchayat ``panchayat_id``."""
     if panchayat_id is LIVE:
         return query.where(Case.panchayat_id.not_in(_TRAINING_IDS))
     return query.where(Case.panchayat_id == panchayat_id)
+
+
+def _due(now: datetime, panchayat_id: int | None = LIVE) -> Select[Case]:
+    """Running cases, not held by an incident, whose next timer is due: of the live Panchayats
+    (``LIVE``), or of the one Panchayat ``panchayat_id``."""
+    return in_scope(select(Case).where(Case.status == "running", Case.held_incident_id.is_(None),
+                                       Case.next_timer_due.is_not(None), Case.next_timer_due < now), panchayat_id)
 
 
 def due_case_ids(session: Session, now: datetime, limit: int = 100, panchayat_id: int | None = LIVE) -> list[int]:

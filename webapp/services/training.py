@@ -11,7 +11,8 @@ Its clock is its own: the real clock read ``panchayat.clock_offset_seconds`` ahe
 timer" or "by N days", after a check step that lists the timers that will fall due
 (:func:`plan_move`); the move is recorded in the audit trail and the timers then due fire at once
 (:func:`move_clock`), as the timer worker fires them at the training clock afterwards
-(:func:`webapp.services.timers.fire_due_cases`). It never moves backwards. A live Panchayat's clock,
+(:func:`webapp.services.timers.fire_due_cases`) and the reminders pass sends its "deadline near"
+notices (:func:`webapp.services.reminders.remind_due`). It never moves backwards. A live Panchayat's clock,
 timers and data are untouched by all of this. A reset (:func:`reset`) puts the training
 Panchayat's cases away (kept, out of every list, firing nothing) and gives its officers a fresh
 training Panchayat of the same code, on the real clock.
@@ -30,13 +31,14 @@ from .. import clock
 from ..errors import NotPermitted, Refused
 from ..i18n import M_
 from ..store import audit
-from ..store.models import Case, CaseNumberSequence, Panchayat, User
+from ..store.models import Case, CaseNumberSequence, Panchayat, TimerFiring, User
 from . import reminders, timers, uow, users
 
 CASE_PREFIX = "TRN-"
 """The start of every case number of a training Panchayat (:func:`webapp.services.case_start`)."""
-SAMITI_PREFIX = "TRAINING-"
-"""The start of a training Panchayat's own Samiti code (``TRAINING-TRN1``)."""
+SAMITI_PREFIX = users.TRAINING_SAMITI_PREFIX
+"""The start of a training Panchayat's own Samiti code (``TRAINING-TRN1``), its appellate
+authority's and its receiving officer's."""
 MAX_MOVE_DAYS = 400
 """The most a training clock moves in one step, in calendar days (a typo of 3000 is refused)."""
 
@@ -57,15 +59,19 @@ def case_number_prefix(panchayat: Panchayat) -> str:
 
 
 def create(session: Session, code: str, name: str, password: str | None = None, *,
-           timezone: str = "Asia/Kolkata") -> tuple[Panchayat, list[tuple[User, str]]]:
+           timezone: str = "Asia/Kolkata", password_method: str | None = None
+           ) -> tuple[Panchayat, list[tuple[User, str]]]:
     """Make a training Panchayat ``code`` with one officer per role (user names ``<code>-keeper``,
     ``-secretary``, ``-sarpanch``, ``-appellate``, ``-receiver``, in lower case), in the caller's
-    transaction.
+    transaction. The appellate authority and the receiving officer are of its Samiti (they work on
+    its clock and under its band, :func:`of_user`); no live case can name the receiving officer,
+    and no training case a live one (:func:`webapp.services.users.by_display_name`).
 
     Args:
         code: the Panchayat's code (1 to 16 letters or digits, :func:`users.create_panchayat`).
         name: its name. password: the officers' password (it must pass the password rule); None:
-            a random one each, returned.
+            a random one each, returned. password_method: werkzeug's hashing method (None: the
+            installation's, :data:`webapp.services.users.PASSWORD_METHOD`).
     Returns:
         the Panchayat and each officer with the password to give them.
     Raises:
@@ -78,14 +84,16 @@ def create(session: Session, code: str, name: str, password: str | None = None, 
         secret = password or secrets.token_urlsafe(12)
         user = users.create_user(session, f"{code.lower()}-{suffix}", secret, role, display_name=display,
                                  panchayat_code=code if role in users.PANCHAYAT_ROLES else None,
-                                 samiti_code=panchayat.samiti_code if role == "appellate_authority" else None)
+                                 samiti_code=None if role in users.PANCHAYAT_ROLES else panchayat.samiti_code,
+                                 password_method=password_method or users.PASSWORD_METHOD)
         made.append((user, secret))
     return panchayat, made
 
 
 def of_user(session: Session, user: User | None) -> Panchayat | None:
     """The training Panchayat ``user`` works in (their Panchayat, or the one of their training
-    Samiti for an appellate authority), None for an officer of a live Panchayat or nobody."""
+    Samiti for its appellate authority and receiving officer), None for an officer of a live
+    Panchayat or nobody."""
     if user is None:
         return None
     if user.panchayat_id is not None:
@@ -245,6 +253,8 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
                              "to": to.isoformat(), "offset_seconds": panchayat.clock_offset_seconds})
         return panchayat.id, panchayat.code, panchayat.timezone
 
+    with sessions() as session:
+        last_firing = session.scalar(select(func.max(TimerFiring.id))) or 0
     panchayat_id, code, _tz = uow.perform(sessions, "move_training_clock", move, user=user)
     fired: list[tuple[str, tuple[str, ...]]] = []
     with clock.installed(clock.FixedClock(to)):
@@ -260,7 +270,23 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
                 Case.next_alert_at <= to)))
         for case_id in alerted:
             reminders.remind_case(sessions, case_id)
+    if fired:
+        _no_worker_lag(sessions, panchayat_id, last_firing)
     return Moved(code, moved_from, to, tuple(fired))
+
+
+def _no_worker_lag(sessions: sessionmaker[Session], panchayat_id: int, after_id: int) -> None:
+    """The firings a move made (of the Panchayat's cases, ids above ``after_id``) had no timer
+    worker lag: the move fired each as the clock passed its instant. Their lag (migration 0016,
+    :data:`webapp.services.monitoring.LAG`) is set to 0 s, so the administrators' timer lag page and
+    the ``rule130_timer_lag_seconds`` histogram, which watch the live timer worker, do not read a
+    jump of the training clock as days of delay; their lateness on the training clock is kept."""
+    with sessions() as session:
+        session.execute(update(TimerFiring).where(
+            TimerFiring.id > after_id,
+            TimerFiring.case_id.in_(select(Case.id).where(Case.panchayat_id == panchayat_id)))
+            .values(lag_seconds=0.0))
+        session.commit()
 
 
 def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
@@ -268,8 +294,9 @@ def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
     name and settings, on the real clock, in the caller's transaction.
 
     The old Panchayat keeps its cases, documents and ledger (nothing recorded is deleted: the audit
-    trail stays whole) under the code ``<code>~<id>``, archived: out of every list, and the timer
-    worker fires none of its timers. Case numbers go on from where they were.
+    trail stays whole) under the code ``<code>~<id>``, archived: out of every list; its cases'
+    next timer and reminder instants are cleared, so no worker pass, health check or metric finds
+    them waiting. Case numbers go on from where they were.
 
     Raises:
         Refused: no Panchayat ``code``, or a live one (a live Panchayat is never reset).
@@ -282,6 +309,10 @@ def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
     old.code = f"{code[:10]}~{old.id}"
     old.samiti_code = f"{old.samiti_code[:24]}~{old.id}"
     old.archived_at = now
+    # its cases wait on nothing more: no timer or reminder instant for a worker pass, the health
+    # check or the metrics to find once the real clock passes it (their state is kept as it was)
+    session.execute(update(Case).where(Case.panchayat_id == old.id)
+                    .values(next_timer_due=None, next_alert_at=None), execution_options={"synchronize_session": False})
     session.flush()
     fresh = Panchayat(code=code, name=old.name, samiti_code=SAMITI_PREFIX + code, district=old.district,
                       timezone=old.timezone, appeal_period_days=old.appeal_period_days,

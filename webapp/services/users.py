@@ -22,6 +22,10 @@ from . import passwords
 _DUMMY_HASH = generate_password_hash("not a real password")
 ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
 PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
+TRAINING_SAMITI_PREFIX = "TRAINING-"
+"""The start of the Samiti code of a training Panchayat made by ``rule130 training`` and of its
+trainees outside the Panchayat (the appellate authority, the receiving officer):
+:mod:`webapp.services.training`."""
 
 
 PERIOD_LIMITS = {"appeal_period_days": (1, 365), "return_period_days": (1, 90)}  # calendar days
@@ -68,7 +72,9 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
             never changed, so a live Panchayat cannot become one.
     Raises:
         Refused: a malformed code, an empty or too long name, an unknown time zone or an appeal
-            period outside 1 to 365 days (:func:`check_settings`), or a code already in use.
+            period outside 1 to 365 days (:func:`check_settings`), a code already in use, or a
+            Samiti that would hold live and training Panchayats together (its appellate authority
+            and administrators would see both: a training Panchayat needs a Samiti of its own).
     """
     if not (isinstance(code, str) and code.isascii() and code.isalnum() and 1 <= len(code) <= 16):
         raise Refused(M_("the Panchayat code must be 1 to 16 letters or digits (A-Z, 0-9), not %(value)s",
@@ -87,6 +93,16 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     check_settings(timezone, appeal_period_days=appeal_period_days)
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
         raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
+    other_kind = session.scalar(select(Panchayat.code).where(Panchayat.samiti_code == samiti_code,
+                                                              Panchayat.training.is_(not training))
+                                .order_by(Panchayat.code).limit(1))
+    if other_kind is not None:
+        message = (M_("the Samiti %(samiti)s holds the live Panchayat %(other)s: a training Panchayat needs a "
+                      "Samiti of its own (say, --samiti TRAINING-%(code)s), so that no live officer sees its cases",
+                      samiti=samiti_code, other=other_kind, code=code) if training else
+                   M_("the Samiti %(samiti)s holds the training Panchayat %(other)s: a live Panchayat cannot share "
+                      "a Samiti with a training one", samiti=samiti_code, other=other_kind))
+        raise Refused(message, {"samiti_code": M_("a Samiti of its own")})
     panchayat = Panchayat(code=code, name=name, samiti_code=samiti_code, district=district, timezone=timezone,
                           appeal_period_days=appeal_period_days, return_period_days=7, training=bool(training))
     session.add(panchayat)
@@ -108,8 +124,9 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     """Create a user with a hashed password.
 
     Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
-    Samiti; a receiving officer may have a Panchayat (their own) or none; an administrator with
-    neither is installation-wide.
+    Samiti; a receiving officer may have a Panchayat (their own) or none (a trainee one, the
+    training Samiti: :mod:`webapp.services.training`); an administrator with neither is
+    installation-wide.
     ``password_method`` is werkzeug's hash method (tests use a cheap one).
     Raises:
         Refused: unknown role, missing or unknown scope, duplicate name, a password that breaks
@@ -399,16 +416,21 @@ def by_display_name(session: Session, name: str, role: str, *, include_simulated
     (compared as :func:`webapp.casefile.name_key` does); None when nobody is.
 
     Args:
-        include_simulated: also the users the simulator made (for a case of a training Panchayat,
-            :func:`is_training_case`); otherwise they are never found.
+        include_simulated: the user is looked for a case of a training Panchayat
+            (:func:`is_training_case`): only users of the training world are found — those the
+            simulator made and the trainees of a training Samiti (:data:`TRAINING_SAMITI_PREFIX`),
+            never a live officer. Otherwise (a live Panchayat's case) neither is ever found.
     Raises:
         Refused: two or more such officers share the display name (the message lists their user
             names: the form takes a user name too).
     """
 
     query = select(User).where(User.role == role, User.active.is_(True))
-    if not include_simulated:
-        query = query.where(User.simulated.is_(False))
+    trainee = func.coalesce(User.samiti_code, "").startswith(TRAINING_SAMITI_PREFIX)
+    if include_simulated:
+        query = query.where(or_(User.simulated.is_(True), trainee))
+    else:
+        query = query.where(User.simulated.is_(False), ~trainee)
     people = list(session.scalars(query.order_by(User.username)))
     by_username = next((user for user in people if user.username == name), None)
     if by_username is not None:
