@@ -22,7 +22,7 @@ from pathlib import Path
 import lxml.html
 
 from webapp.engine import conditions
-from webapp.services import rules
+from webapp.services import form_schema
 
 from .test_api import Api, assert_error, open_file, publish, tokens, unchanged  # noqa: F401 (fixtures)
 from .test_web_pages import (
@@ -174,7 +174,7 @@ def test_the_validator_names_a_conditional_field_not_jsonschema_text():
 
     from webapp.errors import Refused
     with pytest.raises(Refused) as refused:
-        rules.validate_schema(DECIDE, {"decision": "proved", "security": "100"})
+        form_schema.validate_schema(DECIDE, {"decision": "proved", "security": "100"})
     assert refused.value.field_errors == {"security": "only when Decision is “interim delivery”; leave it empty"}
     assert "schema" not in str(refused.value.message) and "False" not in str(refused.value.message)
 
@@ -257,7 +257,7 @@ def test_the_digits_helper_changes_only_digits():
     assert ascii_digits("₹१,२००.५०") == "₹1,200.50"
     assert ascii_digits("मोहन") == "मोहन" and ascii_digits(30) == 30 and ascii_digits(None) is None
     # a task form's names and reasons keep their digits; its numbers, amounts and dates lose theirs
-    assert rules.typed_digits(DECIDE, {"decision": "proved", "security": "१५", "reason": "धारा १३०"}) == {
+    assert form_schema.typed_digits(DECIDE, {"decision": "proved", "security": "१५", "reason": "धारा १३०"}) == {
         "decision": "proved", "security": "15", "reason": "धारा १३०"}
 
 

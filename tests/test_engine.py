@@ -16,7 +16,8 @@ from sqlalchemy import select
 from webapp import clock, legal_time
 from webapp.engine import runtime, state
 from webapp.engine.names import NAME_TAG
-from webapp.engine.parser import parse_process, read_xml, safe_xml_parser
+from webapp.engine.parser import parse_process
+from webapp.engine.safe_xml import read_xml, safe_xml_parser
 from webapp.engine.sandbox import (
     RestrictedEnvironment,
     Rule130ScriptEngine,

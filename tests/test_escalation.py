@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from webapp.engine import runtime
-from webapp.engine.parser import Problem, read_xml
+from webapp.engine.problems import Problem
+from webapp.engine.safe_xml import read_xml
 from webapp.services import deliveries, repository, tasklist, timers, uow
 from webapp.store.models import Case, CaseTask, Notification, User
 
@@ -168,8 +169,8 @@ def test_task_ready_near_deadline_and_overdue_notices_reach_the_inbox_and_a_real
 # -- the expression form of overdue timers is checked at deploy -----------------------------------------------
 
 def _timer_problems(root) -> list[Problem]:
-    from webapp.engine.checks import _check_timers
-    return _check_timers(root)
+    from webapp.engine.timer_checks import check_timers
+    return check_timers(root)
 
 
 @pytest.fixture

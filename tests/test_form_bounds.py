@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from webapp.errors import InvalidDiagram, Refused
-from webapp.services import repository, rules
+from webapp.services import form_schema, repository
 
 FORM = "record_bid.schema.json"
 
@@ -83,7 +83,7 @@ def test_submitting_a_form_with_a_remote_reference_never_fetches_it(listener):
     url, hits = listener
     schema = {"type": "object", "properties": {"bidder": {"$ref": url}}}  # a form stored before deploy refused it
     with pytest.raises(Refused) as info:
-        rules.validate_schema(schema, {"bidder": "Ramesh"})
+        form_schema.validate_schema(schema, {"bidder": "Ramesh"})
     assert info.value.message == (f"the form refers to {url} outside itself, which is never fetched; nothing was "
                                   "saved. An administrator must deploy a corrected form.")
     assert hits == []  # before: jsonschema's default registry requested the URL on every submission
@@ -93,10 +93,10 @@ def test_a_pattern_that_backtracks_in_python_runs_in_linear_time():
     schema = {"type": "object", "properties": {"bidder": {"type": "string", "pattern": "^(a+)+$"}}}
     started = time.monotonic()
     with pytest.raises(Refused) as info:  # Python's re: about 2 s at 25 letters, doubling per letter
-        rules.validate_schema(schema, {"bidder": "a" * 30 + "!"})
+        form_schema.validate_schema(schema, {"bidder": "a" * 30 + "!"})
     assert time.monotonic() - started < 0.5
     assert list(info.value.field_errors) == ["bidder"]
-    rules.validate_schema(schema, {"bidder": "a" * 30})  # and it still matches what it should
+    form_schema.validate_schema(schema, {"bidder": "a" * 30})  # and it still matches what it should
 
 
 @pytest.mark.parametrize("pattern, detail", [(r"^(a)\1$", r"invalid escape sequence: \1"),
@@ -118,6 +118,6 @@ def test_pattern_properties_are_refused_at_deploy(bundled):
 
 def test_the_bundled_amount_pattern_still_checks_amounts():
     schema = {"type": "object", "properties": {"amount": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]{1,2})?$"}}}
-    rules.validate_schema(schema, {"amount": "1200.50"})
+    form_schema.validate_schema(schema, {"amount": "1200.50"})
     with pytest.raises(Refused):
-        rules.validate_schema(schema, {"amount": "12.345"})
+        form_schema.validate_schema(schema, {"amount": "12.345"})

@@ -14,7 +14,7 @@ from babel.messages.frontend import CommandLineInterface
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
-from webapp import i18n
+from webapp import catalogues, formats, i18n
 from webapp.store.models import User
 
 from .conftest import PASSWORD
@@ -71,21 +71,21 @@ def test_the_hindi_catalogue_compiles_and_translates(tmp_path):
 
 
 def test_days_are_day_first_with_the_weekday_and_rupees_grouped_in_lakhs():
-    assert i18n.format_day(date(2026, 2, 8), "en") == "Sunday, 8 February 2026"
-    assert i18n.format_day(date(2026, 2, 8), "hi") == "रविवार, 8 फ़रवरी 2026"
-    assert i18n.format_day("2026-03-11", "hi") == "बुधवार, 11 मार्च 2026"
+    assert formats.format_day(date(2026, 2, 8), "en") == "Sunday, 8 February 2026"
+    assert formats.format_day(date(2026, 2, 8), "hi") == "रविवार, 8 फ़रवरी 2026"
+    assert formats.format_day("2026-03-11", "hi") == "बुधवार, 11 मार्च 2026"
     instant = datetime.fromisoformat("2026-01-09T05:30:00+00:00")
-    assert i18n.format_instant(instant, "Asia/Kolkata", "en") == "Friday, 9 January 2026 11:00"
-    assert i18n.format_instant(instant, "Asia/Kolkata", "hi") == "शुक्रवार, 9 जनवरी 2026 11:00"
-    assert i18n.format_rupees(Decimal("123456"), "en") == "₹1,23,456.00"
-    assert i18n.format_rupees(Decimal("123456"), "hi") == "₹1,23,456.00"
-    assert i18n.format_rupees(Decimal("12345678.5"), "en") == "₹1,23,45,678.50"
-    assert i18n.format_rupees(Decimal("-500"), "en") == "-₹500.00"
-    assert i18n.format_rupees(None) == "—"
+    assert formats.format_instant(instant, "Asia/Kolkata", "en") == "Friday, 9 January 2026 11:00"
+    assert formats.format_instant(instant, "Asia/Kolkata", "hi") == "शुक्रवार, 9 जनवरी 2026 11:00"
+    assert formats.format_rupees(Decimal("123456"), "en") == "₹1,23,456.00"
+    assert formats.format_rupees(Decimal("123456"), "hi") == "₹1,23,456.00"
+    assert formats.format_rupees(Decimal("12345678.5"), "en") == "₹1,23,45,678.50"
+    assert formats.format_rupees(Decimal("-500"), "en") == "-₹500.00"
+    assert formats.format_rupees(None) == "—"
     # a locale whose full date is month first gets the project pattern
-    assert i18n.day_pattern("en_US") == i18n.PROJECT_DAY_PATTERN
-    assert i18n.day_pattern("hi_IN") == "EEEE, d MMMM y"
-    assert i18n.days_in_text("the objection period ended on 2026-02-08", "hi") == \
+    assert formats.day_pattern("en_US") == formats.PROJECT_DAY_PATTERN
+    assert formats.day_pattern("hi_IN") == "EEEE, d MMMM y"
+    assert formats.days_in_text("the objection period ended on 2026-02-08", "hi") == \
         "the objection period ended on रविवार, 8 फ़रवरी 2026"
 
 
@@ -148,7 +148,7 @@ def test_an_officers_choice_is_stored_and_follows_them_to_another_browser(app, c
 def test_every_notification_template_fits_its_hindi_translation():
     from webapp.services import deliveries
     from webapp.services.notifications import TEMPLATES
-    catalogue = i18n.translations_for("hi")
+    catalogue = catalogues.translations_for("hi")
     every = {**TEMPLATES, **{f"subject {k}": v for k, v in deliveries.SUBJECTS.items()},
              "subject": deliveries.EMAIL_SUBJECT, "subject without case": deliveries.EMAIL_SUBJECT_NO_CASE,
              "body": deliveries.EMAIL_BODY}

@@ -18,7 +18,7 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from webapp import i18n
+from webapp import catalogues, i18n
 from webapp.errors import NotPermitted, Refused
 from webapp.i18n_extract import schema_texts
 from webapp.services import cases, deliveries, uow
@@ -105,7 +105,7 @@ def test_a_refusal_is_english_for_the_api_and_hindi_on_a_page(sessions, officers
 
 @pytest.mark.parametrize("form", sorted(p.name for p in FORMS.glob("*.schema.json")))
 def test_every_label_help_and_choice_of_a_form_is_translated(form):
-    catalogue = i18n.translations_for("hi")
+    catalogue = catalogues.translations_for("hi")
     texts = list(schema_texts(json.loads((FORMS / form).read_text())))
     assert texts, form
     untranslated = [text for text in texts if not DEVANAGARI.search(catalogue.gettext(text))]
@@ -156,12 +156,12 @@ def test_an_email_to_an_officer_who_chose_hindi_is_in_hindi(sessions, officers, 
 
 def test_every_ledger_memo_a_handler_writes_is_shown_in_hindi():
     """Each ``memo=`` a handler passes to a posting (an f-string with names, or a plain text, or
-    either of a conditional) matches an entry of webapp.i18n.MEMOS, so the case page shows it in
+    either of a conditional) matches an entry of webapp.stored_texts.MEMOS, so the case page shows it in
     Hindi: found by reading handlers/*.py with ast, the names filled with a sample."""
     import ast
     from pathlib import Path
 
-    from webapp.i18n import retranslate
+    from webapp.stored_texts import retranslate
 
     def samples(node):
         if isinstance(node, ast.IfExp):

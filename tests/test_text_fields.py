@@ -168,10 +168,10 @@ def test_a_single_line_task_field_refuses_a_line_break_and_a_text_area_keeps_it(
     assert error["message"] == "Owner's name must be on one line; remove the line break and send it again"
     assert error["fields"] == {"owner": "must be on one line"}
     assert unchanged(api, case["id"], "pound_keeper") == before
-    from webapp.services import rules
-    assert rules.is_multiline({"type": "string", "title": "Remarks", "maxLength": 2000})
-    assert not rules.is_multiline({"type": "string", "title": "Owner's name", "maxLength": 200})
-    assert not rules.is_multiline({"type": "string", "enum": ["a", "b"], "maxLength": 2000})
+    from webapp.services import form_schema
+    assert form_schema.is_multiline({"type": "string", "title": "Remarks", "maxLength": 2000})
+    assert not form_schema.is_multiline({"type": "string", "title": "Owner's name", "maxLength": 200})
+    assert not form_schema.is_multiline({"type": "string", "enum": ["a", "b"], "maxLength": 2000})
 
 
 # -- the control-character refusal names the field's label, in the page's language -----------------

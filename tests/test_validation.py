@@ -16,7 +16,8 @@ from lxml import etree
 from sqlalchemy import func, select
 
 import handlers
-from webapp.engine.parser import USE_PERIOD_END, Problem, examine, verdict
+from webapp.engine.parser import USE_PERIOD_END, examine, verdict
+from webapp.engine.problems import Problem
 from webapp.errors import InvalidDiagram
 from webapp.services import repository
 from webapp.store.models import ProcessVersion

@@ -22,7 +22,8 @@ from lxml import etree
 import handlers
 from webapp.cli import main as cli
 from webapp.engine import engine_errors
-from webapp.engine.parser import Problem, examine
+from webapp.engine.parser import examine
+from webapp.engine.problems import Problem
 from webapp.errors import InvalidDiagram
 from webapp.services import repository
 

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from webapp.i18n import format_day
+from webapp.formats import format_day
 from webapp.services import acts, cases, tasks, users
 from webapp.simulate import MAKER, _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case

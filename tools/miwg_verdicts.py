@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from lxml import etree
 
 import handlers
-from webapp.engine import parser
+from webapp.engine import parser, safe_xml, verdicts
 
 LIMIT_SECONDS = 5.0
 # A library's wording in a message once the file's own quoted values are taken out: an exception's class
@@ -69,7 +69,7 @@ def faults(data: bytes, verdict: Any, seconds: float) -> list[str]:
 
     Args:
         data: the file's bytes (to find the elements the problems name).
-        verdict: its :class:`webapp.engine.parser.Verdict`.
+        verdict: its :class:`webapp.engine.verdicts.Verdict`.
         seconds: how long the verdict took.
     """
     found = []
@@ -102,7 +102,7 @@ def _names(data: bytes) -> dict[str, list[str]]:
     the named elements inside them that have no id of their own (a problem about one of those carries the
     id of the element around it)."""
     try:
-        root = etree.fromstring(data, parser.safe_xml_parser())
+        root = etree.fromstring(data, safe_xml.safe_xml_parser())
     except etree.XMLSyntaxError:
         return {}
     found: dict[str, list[str]] = {}
@@ -141,13 +141,13 @@ def table(outcomes: list[Outcome]) -> list[str]:
     """The verdict classes by XSD validity with counts, as text lines."""
     counts = Counter((o.verdict.kind, xsd_column(o.verdict)) for o in outcomes)
     columns = ("valid", "invalid", "unread")
-    width = max(len(parser.KINDS[k]) for k in ORDER) + 2
+    width = max(len(verdicts.KINDS[k]) for k in ORDER) + 2
     lines = [f"{'verdict class':<{width}}{'XSD valid':>10}{'not valid':>10}{'unread':>8}{'files':>7}"]
     for kind in ORDER:
         row = [counts.get((kind, c), 0) for c in columns]
         if sum(row):
             cells = "".join(f"{n or '-':>{w}}" for n, w in zip(row, (10, 10, 8), strict=False))
-            lines.append(f"{parser.KINDS[kind]:<{width}}{cells}{sum(row):>7}")
+            lines.append(f"{verdicts.KINDS[kind]:<{width}}{cells}{sum(row):>7}")
     totals = [sum(counts.get((k, c), 0) for k in ORDER) for c in columns]
     lines.append(f"{'all files':<{width}}" + "".join(f"{n:>{w}}" for n, w in zip(totals, (10, 10, 8), strict=False))
                  + f"{sum(totals):>7}")

@@ -1,6 +1,8 @@
 """The translation catalogues on disk (compiled from their .po files when missing or stale) and the
 Hindi names of the deployed diagrams (held in each diagram: :mod:`webapp.engine.names`), which a
-catalogue falls back on for a name it lacks. No request needed: the timer worker and the CLI use it.
+catalogue falls back on for a name it lacks; the catalogue of a language for a reader outside a
+request (:func:`translations_for`), and the mark :func:`N_` of a text for the catalogue. No request
+needed: the timer worker and the CLI use it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import NullTranslations
 
+from .languages import DEFAULT_LANGUAGE, normalise
+
 log = logging.getLogger("rule130.i18n")
 TRANSLATIONS_DIR = Path(__file__).parent / "translations"
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalogue without translating it now (it is translated where it is
+    shown, e.g. by :func:`webapp.i18n.translate`)."""
+    return message
 
 
 def compile_catalogues(directory: Path = TRANSLATIONS_DIR) -> list[Path]:
@@ -139,3 +149,27 @@ def install_deployed_names(translations: Any, language: str) -> None:
     if language == "hi" and not getattr(translations, "_rule130_names", False):
         translations.add_fallback(DeployedNames(language))
         translations._rule130_names = True
+
+
+# -- texts for one person outside a request (notifications, e-mails, documents) ------------------
+
+_catalogues: dict[str, Any] = {}
+
+
+def translations_for(language: str | None) -> Any:
+    """The gettext catalogue of ``language`` (a babel ``Translations``; English: the identity),
+    compiling a missing or stale .mo first. For the timer worker and the CLI, which have no request."""
+    from babel.support import Translations
+
+    code = normalise(language) or DEFAULT_LANGUAGE
+    if code == DEFAULT_LANGUAGE:
+        return NullTranslations()
+    if code not in _catalogues:
+        try:
+            compile_catalogues()
+        except OSError as error:
+            log.warning("could not compile the translations (%s)", error)
+        loaded = Translations.load(str(TRANSLATIONS_DIR), [code])
+        loaded.add_fallback(DeployedNames(code))
+        _catalogues[code] = loaded
+    return _catalogues[code]

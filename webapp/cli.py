@@ -1,6 +1,7 @@
-"""The ``rule130`` command line (click): init-db, serve, worker, simulate, deploy, create-panchayat,
-create-user, create-token, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions);
-set-password, deactivate-user (webapp.cli_users); training (webapp.cli_training)."""
+"""The ``rule130`` command line (click): init-db, serve, worker, deliver, simulate, deploy,
+create-panchayat, demo-data; versions, diff, redeploy, migrate (webapp.cli_versions); create-user,
+set-password, deactivate-user, create-token, list-tokens, revoke-token (webapp.cli_users); training
+(webapp.cli_training); backup, restore, audit verify (webapp.cli_backup)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
@@ -301,69 +302,6 @@ def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, 
                else f"Panchayat {code} created")
 
 
-@main.command("create-user")
-@click.argument("name")
-@click.option("--role", required=True, type=click.Choice(["pound_keeper", "secretary", "sarpanch",
-                                                          "appellate_authority", "receiving_officer",
-                                                          "administrator"]))
-@click.option("--panchayat", "panchayat_code", default=None, help="the Panchayat's code")
-@click.option("--samiti", "samiti_code", default=None, help="the Panchayat Samiti's code")
-@click.option("--display-name", default=None)
-@click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
-@database_option
-def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None,
-                display_name: str | None, password_file: TextIO | None, database_url: str | None) -> None:
-    """Create a user. Neither --panchayat nor --samiti: an installation-wide administrator."""
-    from .services import users
-
-    if panchayat_code and samiti_code:
-        click.echo("refused: give --panchayat or --samiti, not both", err=True)
-        sys.exit(2)
-    password = (password_file.read().strip() if password_file else
-                click.prompt("password", hide_input=True, confirmation_prompt=True))
-    _in_transaction(database_url, users.create_user, name, password, role, display_name=display_name,
-                    panchayat_code=panchayat_code, samiti_code=samiti_code)
-    click.echo(f"user {name} ({role}) created")
-
-
-@main.command("create-token")
-@click.argument("user")
-@click.option("--label", default="", help="what the token is for (shown by list-tokens)")
-@database_option
-def create_token(user: str, label: str, database_url: str | None) -> None:
-    """Make an API bearer token for USER, scoped to USER's role and Panchayat (printed once; stored
-    hashed). It stops working when revoked or when USER's role or scope changes."""
-    from .services import users
-
-    row, token = _in_transaction(database_url, users.issue_token, user, label)
-    click.echo(f"token {row.id} for {user} ({row.role}); keep it secret, it is not shown again:", err=True)
-    click.echo(token)
-
-
-@main.command("list-tokens")
-@database_option
-def list_tokens(database_url: str | None) -> None:
-    """List API tokens: id, user, role, Panchayat id, created, revoked, label (never the token)."""
-    from .services import users
-
-    with _sessions(database_url)() as session:
-        for row, owner in users.tokens(session):
-            revoked = row.revoked_at.isoformat() if row.revoked_at else "active"
-            click.echo(f"{row.id}\t{owner.username}\t{row.role}\t{row.panchayat_id or '-'}\t"
-                       f"{row.created_at.isoformat()}\t{revoked}\t{row.label}")
-
-
-@main.command("revoke-token")
-@click.argument("token_id", type=int)
-@database_option
-def revoke_token(token_id: int, database_url: str | None) -> None:
-    """Revoke the API token TOKEN_ID (from list-tokens) at once and for good (exit 2 if unknown)."""
-    from .services import users
-
-    row = _in_transaction(database_url, users.revoke_token, token_id)
-    click.echo(f"token {row.id} revoked")
-
-
 @main.command("demo-data")
 @click.option("--password", default="kanji-house-demo", show_default=True,
               help="the demo officers' password (it must pass the password rule)")
@@ -386,100 +324,12 @@ def demo_data(password: str, database_url: str | None) -> None:
         click.echo(f"{fired} timer(s) fired")
 
 
-@main.command("backup")
-@click.argument("file", type=click.Path(dir_okay=False))
-@database_option
-def backup_command(file: str, database_url: str | None) -> None:
-    """Copy the whole database into FILE (SQLite: online backup while running; PostgreSQL: pg_dump
-    custom format). FILE must not exist. Exit 2 when refused."""
-    from .store import backup
-
-    try:
-        path = backup.backup(_url(database_url), file)
-    except Rule130Error as error:
-        click.echo(f"refused: {error.message}", err=True)
-        sys.exit(2)
-    click.echo(f"backup written to {path} ({path.stat().st_size} bytes)")
-
-
-@main.command("restore")
-@click.argument("file", type=click.Path(dir_okay=False))
-@database_option
-def restore_command(file: str, database_url: str | None) -> None:
-    """Restore the backup FILE into an EMPTY database (a new SQLite file or a new PostgreSQL
-    database), upgrade its schema and verify its audit trail. Exit 2 when refused or broken."""
-    from .store import audit as trail
-    from .store import backup
-
-    url = _url(database_url)
-    try:
-        backup.restore(url, file)
-    except Rule130Error as error:
-        click.echo(f"refused: {error.message}", err=True)
-        sys.exit(2)
-    with _sessions(url)() as session:
-        verdict = trail.verify(session)
-    if not verdict.ok:
-        click.echo(f"restored, but the audit trail is BROKEN: {verdict.reason}", err=True)
-        sys.exit(2)
-    click.echo(f"restored {file}; audit trail intact: {verdict.checked} entries; head {verdict.head}")
-
-
-@main.group()
-def audit() -> None:
-    """The tamper-evident audit trail (hash-chained entries of every state change)."""
-
-
-def _recorded_head(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, str] | None:
-    if value is None:
-        return None
-    seq, _, digest = value.partition(":")
-    if not (seq.isascii() and seq.isdigit() and 0 < int(seq) < 2**63 and len(digest) == 64
-            and all(c in "0123456789abcdef" for c in digest)):
-        raise click.BadParameter(f"expected ENTRY:HASH as an earlier verify printed it (e.g. 1234:9f86d0…, "
-                                 f"64 hex digits), not {value!r}")
-    return int(seq), digest
-
-
-@audit.command("verify")
-@database_option
-@click.option("--head", "recorded_head", default=None, callback=_recorded_head, metavar="ENTRY:HASH",
-              help="a head printed by an earlier verify and kept elsewhere: the trail must still hold it "
-                   "(detects the newest entries removed)")
-def audit_verify(database_url: str | None, recorded_head: tuple[int, str] | None) -> None:
-    """Recompute the audit trail's hash chain, then check the ledger entries, case history and
-    stored documents against the entries that recorded them. Exit 0 when intact (prints the count
-    and the head as ENTRY:HASH: keep it elsewhere and pass it as --head later to detect a
-    truncation), 2 naming the first altered or missing entry, a recorded head no longer in the
-    trail, or the first row (table, id, field) that differs from its entry or that no entry holds."""
-    from .store import audit as trail
-
-    with _sessions(database_url)() as session:
-        verdict = trail.verify(session, recorded_head)
-    if verdict.ok and verdict.records is not None:
-        click.echo(f"audit trail intact: {verdict.checked} entries; head {verdict.head}; "
-                   f"record it as {verdict.checked}:{verdict.head}"
-                   + (f"; it still holds the recorded head, entry {recorded_head[0]}" if recorded_head else "")
-                   + f"; {verdict.records.checked} ledger entries, history rows and documents match it")
-        return
-    if verdict.records is not None:  # the chain holds, a row does not say what it recorded
-        click.echo(f"audit trail intact ({verdict.checked} entries), but the records differ from it: "
-                   f"{verdict.reason}" + (f" ({verdict.records.problems} rows in all)"
-                                          if verdict.records.problems > 1 else ""), err=True)
-        sys.exit(2)
-    if verdict.broken_id is None:  # the chain is sound, but shorter than, or other than, what was recorded
-        click.echo(f"audit trail BROKEN: {verdict.reason}", err=True)
-        sys.exit(2)
-    click.echo(f"audit trail BROKEN at entry {verdict.broken_seq} (row id {verdict.broken_id}): {verdict.reason}; "
-               f"{verdict.checked} entries before it are intact", err=True)
-    sys.exit(2)
-
-
+from .cli_backup import COMMANDS as _BACKUP_COMMANDS
 from .cli_training import COMMANDS as _TRAINING_COMMANDS
 from .cli_users import COMMANDS as _USER_COMMANDS
 from .cli_versions import COMMANDS as _VERSION_COMMANDS
 
-for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS, *_TRAINING_COMMANDS):
+for _command in (*_VERSION_COMMANDS, *_USER_COMMANDS, *_TRAINING_COMMANDS, *_BACKUP_COMMANDS):
     main.add_command(_command)
 
 

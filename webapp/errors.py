@@ -83,7 +83,7 @@ class AlreadySubmitted(Conflict):
 
 class InvalidDiagram(Rule130Error):
     """A process diagram or form that cannot be deployed; ``problems`` lists each problem as a line
-    of text, ``found`` the same problems as structured objects (webapp.engine.parser.Problem: element
+    of text, ``found`` the same problems as structured objects (webapp.engine.problems.Problem: element
     id, line, message, severity) when the parser made them."""
 
     code = "invalid_diagram"

@@ -24,16 +24,16 @@ Every problem about an element names it (kind and name, with its id and line; th
 is shared). SpiffWorkflow builds the spec from a fresh parser every time (SPIFFWORKFLOW.md,
 "Parsing": a parser that once raised may return a truncated spec later). :func:`parse_process`
 (deploy, ``rule130 deploy``) and :func:`diagnose` (the modeler, the API) are this pipeline; the
-checks of step 4 before SpiffWorkflow builds the spec are in :mod:`webapp.engine.checks`.
+checks of step 4 before SpiffWorkflow builds the spec are in :mod:`webapp.engine.checks`, the
+reading of step 1 in :mod:`webapp.engine.safe_xml`, and the verdict's facts and words in
+:mod:`webapp.engine.verdicts`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from lxml import etree
@@ -48,78 +48,31 @@ from .checks import (
     FORM_PROPERTY,
     ROLES,
     SPIFF_NS,
-    USE_PERIOD_END,
     _check_structure,
     _forms_named,
     check_project_rules,
 )
-from .problems import Problem
+from .problems import Problem, problems_of
+from .safe_xml import DTD_REFUSED, NOT_BPMN, NOT_WELL_FORMED, read_xml
+from .timer_checks import USE_PERIOD_END
+from .verdicts import ParsedProcess, Verdict
 
 __all__ = [
     "FORM_PROPERTY",
     "ROLES",
     "USE_PERIOD_END",
-    "ParsedProcess",
-    "Problem",
-    "Verdict",
     "check_project_rules",
     "content_hash",
     "diagnose",
     "examine",
     "load_forms",
     "parse_process",
-    "problems_of",
-    "read_xml",
-    "refusal",
-    "safe_xml_parser",
     "verdict",
 ]
 
 PROCESS_ID = "rule130_case"  # the process this installation runs
-MAX_BPMN_BYTES = 2 * 1024 * 1024
 MAX_FORM_BYTES = 256 * 1024
 NS = {"bpmn": BPMN_NS, "spiffworkflow": SPIFF_NS}
-DTD_REFUSED = "the file declares a DTD or entities; BPMN files must not"
-NOT_BPMN = "the file is not BPMN 2.0: its root element is not bpmn:definitions"
-NOT_WELL_FORMED = "the file is not well-formed XML"
-
-
-@dataclass
-class ParsedProcess:
-    """A parsed, checked process: what the engine needs to start and resume instances."""
-
-    process_id: str
-    spec: Any
-    subprocess_specs: dict[str, Any]
-    forms: dict[str, dict[str, Any]]
-    bpmn_xml: bytes
-    content_hash: str
-    warnings: list[Problem] = field(default_factory=list)
-    # element id -> task spec, the first in the process and then its subprocesses (filled on first use)
-    by_bpmn_id: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    summary: str = field(default="", repr=False, compare=False)  # the verdict's facts (Verdict.summary)
-
-
-def counted(num: int, noun: str, plural: str | None = None) -> str:
-    """``1 problem``, ``2 problems`` (English: the verdict's words are English, as the CLI prints them)."""
-    return f"{num} {noun if num == 1 else plural or noun + 's'}"
-
-
-def refusal(message: str, problems: list[Problem], lines: list[str] | None = None) -> InvalidDiagram:
-    """An InvalidDiagram carrying ``problems`` as Problem objects and as text lines (``lines``, by
-    default ``str(problem)`` each)."""
-    return InvalidDiagram(message, lines if lines is not None else [str(p) for p in problems], problems)
-
-
-def problems_of(error: InvalidDiagram) -> list[Problem]:
-    """The structured problems of a refusal (a plain message becomes one problem with no element)."""
-    return list(error.found) or [Problem(p) for p in error.problems]
-
-
-def safe_xml_parser() -> etree.XMLParser:
-    """An lxml parser that never expands entities, loads DTDs or touches the network."""
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=False, remove_comments=False)
 
 
 def content_hash(bpmn_xml: bytes, forms: dict[str, dict[str, Any]]) -> str:
@@ -129,207 +82,6 @@ def content_hash(bpmn_xml: bytes, forms: dict[str, dict[str, Any]]) -> str:
         digest.update(name.encode())
         digest.update(json.dumps(forms[name], sort_keys=True).encode())
     return digest.hexdigest()
-
-
-# -- 1. well-formed XML ------------------------------------------------------------------------------------
-
-def read_xml(bpmn_xml: bytes) -> etree._Element:
-    """Parse untrusted BPMN XML safely.
-
-    Raises:
-        InvalidDiagram: too large, malformed (lxml's error in words, with its line), carrying a DTD /
-            entity declarations, or with a root element other than bpmn:definitions.
-    """
-    if len(bpmn_xml) > MAX_BPMN_BYTES:
-        raise InvalidDiagram(f"the diagram is {len(bpmn_xml)} bytes; the limit is {MAX_BPMN_BYTES}")
-    # A DTD is refused before lxml sees it: libxml2 would otherwise stop a "billion laughs" file with
-    # its own amplification error, a message that does not say what to remove.
-    first_element = _FIRST_ELEMENT.search(bpmn_xml)
-    prolog = bpmn_xml[:first_element.start() if first_element else len(bpmn_xml)].upper()
-    if b"<!DOCTYPE" in prolog or b"<!ENTITY" in prolog:
-        start = prolog.find(b"<!DOCTYPE") if b"<!DOCTYPE" in prolog else prolog.find(b"<!ENTITY")
-        raise refusal(DTD_REFUSED, [Problem(DTD_REFUSED, line=bpmn_xml[:start].count(b"\n") + 1)], [DTD_REFUSED])
-    try:
-        root = etree.fromstring(bpmn_xml, safe_xml_parser())
-    except etree.XMLSyntaxError as error:
-        raise _not_well_formed(error, prolog) from None
-    if root.getroottree().docinfo.internalDTD is not None:
-        raise refusal(DTD_REFUSED, [Problem(DTD_REFUSED)], [DTD_REFUSED])
-    if etree.QName(root).namespace != BPMN_NS or etree.QName(root).localname != "definitions":
-        raise refusal(NOT_BPMN, [Problem(NOT_BPMN, line=root.sourceline)], [NOT_BPMN])
-    return root
-
-
-_FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
-_POSITION = re.compile(r", line (\d+), column (\d+)$")
-_ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""", re.I)
-# libxml2's well-formedness errors, in words: (its message, ours)
-_SYNTAX: list[tuple[re.Pattern[str], Callable[[re.Match[str], str], str]]] = [
-    (re.compile(r"Opening and ending tag mismatch: (\S+) line (\d+) and (\S+)"),
-     lambda m, enc: f"the element <{m[1]}> opened on line {m[2]} is closed by </{m[3]}>"),
-    (re.compile(r"Premature end of data in tag (\S+) line (\d+)"),
-     lambda m, enc: f"the file ends before the element <{m[1]}> opened on line {m[2]} is closed"),
-    (re.compile(r"Invalid bytes in character encoding"),
-     lambda m, enc: f"the file says its text is {enc} but holds bytes that are not {enc}; save it as {enc}"),
-    (re.compile(r"xmlns:?(\S*): '(.*)' is not a valid URI"),
-     lambda m, enc: f"the namespace declared as xmlns{':' + m[1] if m[1] else ''}=\"{m[2]}\" is not a valid URI "
-                    "(a namespace URI holds no spaces)"),
-    (re.compile(r"Namespace prefix (\S+) on (\S+) is not defined"),
-     lambda m, enc: f"the prefix {m[1]} of <{m[1]}:{m[2]}> is not declared (xmlns:{m[1]}=\"…\")"),
-    (re.compile(r"Namespace prefix (\S+) for (\S+) on (\S+) is not defined"),
-     lambda m, enc: f"the prefix {m[1]} of the attribute {m[1]}:{m[2]} on <{m[3]}> is not declared"),
-    (re.compile(r"Extra content at the end of the document"),
-     lambda m, enc: "there is content after the end of the root element"),
-    (re.compile(r"Document is empty"), lambda m, enc: "the file holds no XML element"),
-    (re.compile(r"Start tag expected, '<' not found"), lambda m, enc: "the file does not begin with an XML element"),
-    (re.compile(r"Attribute (\S+) redefined"), lambda m, enc: f"an element has the attribute {m[1]} twice"),
-    (re.compile(r"xmlParseEntityRef: no name|EntityRef: expecting ';'"),
-     lambda m, enc: "a '&' starts no character or entity reference; write &amp; for '&'"),
-    (re.compile(r"Couldn't find end of Start Tag (\S+)"), lambda m, enc: f"the tag <{m[1]}> is not closed with '>'"),
-    (re.compile(r"Unescaped '<' not allowed in attributes values"),
-     lambda m, enc: "an attribute value holds '<'; write &lt;"),
-]
-
-
-def _not_well_formed(error: etree.XMLSyntaxError, prolog: bytes = b"") -> InvalidDiagram:
-    """lxml's syntax error as a refusal in words, its problem carrying the line."""
-    text = " ".join((error.msg or str(error)).split())
-    position = _POSITION.search(text)
-    text = _POSITION.sub("", text)
-    declared = _ENCODING.search(prolog)
-    encoding = declared.group(1).decode("ascii").upper() if declared else "UTF-8"
-    for pattern, words in _SYNTAX:
-        match = pattern.search(text)
-        if match:
-            text = words(match, encoding)
-            break
-    line = error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None
-    where = f" (line {position.group(1)}, column {position.group(2)})" if position else ""
-    message = f"{NOT_WELL_FORMED}: {text}{where}"
-    return refusal(message, [Problem(message, line=line)], [message])
-
-
-# -- the verdict ------------------------------------------------------------------------------------------
-
-KINDS = {
-    "not_xml": "not well-formed XML",
-    "dtd": "declares a DTD or entities (refused unread)",
-    "not_bpmn": "not BPMN 2.0 (root element)",
-    "too_large": "too large",
-    "no_process": "holds no process",
-    "process_missing": "does not hold the process this installation runs",
-    "not_executable": "the process this installation runs is not executable",
-    "cannot_run": "problems stop the process from running here",
-    "deployable": "deployable",
-}
-
-
-@dataclass
-class Verdict:
-    """What is true of a BPMN file for this installation (see the module text).
-
-    ``well_formed`` and ``bpmn``: readable as XML, with bpmn:definitions as its root (and no DTD);
-    ``unreadable``: why it was not read (not_xml, dtd, not_bpmn, too_large), None when it was;
-    ``xsd_valid``: valid by the BPMN 2.0 XSD (None when it could not be read) with ``xsd_errors`` of
-    them; ``processes``: the
-    processes it holds; ``process_id``: the process this installation runs; ``checked``: the process
-    whose behaviour was checked (``process_id``, or the file's only executable process when it holds no
-    ``process_id``; None when nothing would run); ``problems``: errors then warnings; ``parsed``: the
-    process ready to deploy (None unless deployable and asked for).
-    """
-
-    process_id: str
-    problems: list[Problem] = field(default_factory=list)
-    well_formed: bool = True
-    bpmn: bool = True
-    unreadable: str | None = None  # not_xml | dtd | not_bpmn | too_large
-    xsd_valid: bool | None = None
-    xsd_errors: int = 0
-    processes: list[el.ProcessFacts] = field(default_factory=list)
-    checked: str | None = None
-    parsed: ParsedProcess | None = None
-
-    @property
-    def errors(self) -> list[Problem]:
-        """The problems that stop a deploy."""
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        """The problems that do not stop a deploy."""
-        return [p for p in self.problems if p.severity != "error"]
-
-    @property
-    def deployable(self) -> bool:
-        """No problem is an error."""
-        return not self.errors
-
-    @property
-    def target(self) -> el.ProcessFacts | None:
-        """The facts of the process this installation runs, None when the file does not hold it."""
-        return next((p for p in self.processes if p.id == self.process_id), None)
-
-    @property
-    def kind(self) -> str:
-        """The verdict's class (a key of :data:`KINDS`): the first thing in the pipeline's order that
-        is not so (``unreadable``, no process, the process missing, not executable, problems), else
-        ``deployable``. XSD validity is a separate fact (``xsd_valid``)."""
-        if self.unreadable:
-            return self.unreadable
-        if not self.processes:
-            return "no_process"
-        if self.target is None:
-            return "process_missing"
-        if not self.target.runs:
-            return "not_executable"
-        return "deployable" if self.deployable else "cannot_run"
-
-    def headline(self) -> str:
-        """One sentence for the refusal: what is wrong first, with the number of problems."""
-        if self.unreadable:
-            return self.problems[0].message if self.problems else KINDS[self.unreadable]
-        errors = len(self.errors)
-        if not self.xsd_valid:
-            return (f"{counted(errors, 'problem')} {'stops' if errors == 1 else 'stop'} this diagram from running "
-                    f"(the file is not valid BPMN 2.0: {counted(self.xsd_errors, 'schema error')})")
-        return f"{counted(errors, 'problem')} {'stops' if errors == 1 else 'stop'} this diagram from running"
-
-    def summary(self) -> str:
-        """The facts in one line: XML, XSD, the processes, and whether the process this installation
-        runs can run here."""
-        if self.unreadable:
-            return {"not_xml": "not well-formed XML", "dtd": "refused unread: it declares a DTD or entities",
-                    "not_bpmn": "well-formed XML, but not BPMN 2.0 (its root element is not bpmn:definitions)",
-                    "too_large": "refused unread: too large"}[self.unreadable]
-        facts = ["well-formed XML", "valid BPMN 2.0" if self.xsd_valid else "not valid BPMN 2.0 (XSD)"]
-        if not self.processes:
-            facts.append("no process")
-        else:
-            facts.append(f"{counted(len(self.processes), 'process', 'processes')}: {el.listing(self.processes)}")
-        target = self.target
-        if target is None:
-            facts.append(f"the process this installation runs, {self.process_id}, is not in the file")
-        elif not target.runs:
-            facts.append(f"{self.process_id} is not executable")
-        elif self.deployable:
-            facts.append(f"{self.process_id} can run here")
-        else:
-            facts.append(f"{counted(len(self.errors), 'problem')} {'stops' if len(self.errors) == 1 else 'stop'} "
-                         f"{self.process_id} from running here")
-        return "; ".join(facts)
-
-    def as_json(self) -> dict[str, Any]:
-        """``{"kind", "summary", "well_formed", "bpmn", "xsd_valid", "process_id", "checked", "processes"}``."""
-        return {"kind": self.kind, "summary": self.summary(), "well_formed": self.well_formed, "bpmn": self.bpmn,
-                "xsd_valid": self.xsd_valid, "process_id": self.process_id, "checked": self.checked,
-                "processes": [p.as_json() for p in self.processes]}
-
-    def refusal(self) -> InvalidDiagram:
-        """The verdict as an InvalidDiagram carrying its problems, errors then warnings (and the verdict
-        itself as ``verdict``)."""
-        error = refusal(self.headline(), self.problems)
-        error.verdict = self
-        return error
 
 
 def examine(bpmn_xml: bytes, forms: dict[str, dict[str, Any]], process_id: str = PROCESS_ID,

@@ -1,8 +1,11 @@
-"""A problem of a diagram or a form, as every surface shows it (CLI lines, the modeler, the API)."""
+"""A problem of a diagram or a form, as every surface shows it (CLI lines, the modeler, the API), and
+the refusal (:class:`webapp.errors.InvalidDiagram`) that carries them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..errors import InvalidDiagram
 
 
 @dataclass
@@ -32,3 +35,14 @@ class Problem:
             where.append(f"at {self.path}")
         prefix = f"{', '.join(where)}: " if where else ""
         return f"{self.severity}: {prefix}{self.message}"
+
+
+def refusal(message: str, problems: list[Problem], lines: list[str] | None = None) -> InvalidDiagram:
+    """An InvalidDiagram carrying ``problems`` as Problem objects and as text lines (``lines``, by
+    default ``str(problem)`` each)."""
+    return InvalidDiagram(message, lines if lines is not None else [str(p) for p in problems], problems)
+
+
+def problems_of(error: InvalidDiagram) -> list[Problem]:
+    """The structured problems of a refusal (a plain message becomes one problem with no element)."""
+    return list(error.found) or [Problem(p) for p in error.problems]

@@ -24,7 +24,7 @@ from SpiffWorkflow.util.task import TaskState
 
 from .. import clock
 from ..errors import EngineFailure, Rule130Error
-from .parser import FORM_PROPERTY, ParsedProcess
+from .parser import FORM_PROPERTY
 from .sandbox import ScriptRefused
 from .state import CHECK_DUMP_ENV as CHECK_DUMP_ENV
 from .state import SERIALIZER as SERIALIZER
@@ -35,6 +35,7 @@ from .state import load_state as load_state
 from .state import new_instance as new_instance
 from .state import rebind as rebind
 from .state import spec_json as spec_json
+from .verdicts import ParsedProcess
 
 # -- reading an instance --------------------------------------------------------------------------
 

@@ -24,8 +24,8 @@ from SpiffWorkflow.util.deep_merge import DeepMerge
 from SpiffWorkflow.util.task import TaskState
 
 from .. import clock
-from .parser import ParsedProcess
 from .sandbox import Rule130ScriptEngine
+from .verdicts import ParsedProcess
 
 # -- SpiffWorkflow's timers read the product's clock ------------------------------------------
 

@@ -132,7 +132,7 @@ def _record_birth(run: CaseRun, user: User, mother: Animal, day: date, descripti
         raise Refused(M_("the calf's tag is longer than 200 characters"), {"calf_tag": M_("too long")})
     if tag and any(a.tag and a.tag.casefold() == tag.casefold() for a in cf.animals):
         raise Refused(M_("the tag %(tag)s is already on an animal of this case", tag=tag), {"calf_tag": M_("tag in use")})
-    # stored in English, shown in each reader's language (i18n.MEMOS)
+    # stored in English, shown in each reader's language (stored_texts.MEMOS)
     text = f"calf of {mother.label}" if description is None or textguard.is_blank(description) else description.strip()
     if len(text) > 200:
         raise Refused(M_("the calf's description is longer than 200 characters"), {"calf_description": M_("too long")})

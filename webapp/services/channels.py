@@ -26,7 +26,8 @@ from typing import Any
 
 from .. import textguard
 from ..errors import Refused
-from ..i18n import M_, N_, retranslate
+from ..i18n import M_, N_
+from ..stored_texts import retranslate
 
 SECURITY_MODES = ("none", "starttls", "ssl")
 SIGNATURE_HEADER = "X-Rule130-Signature"
@@ -40,7 +41,7 @@ class SendFailed(Exception):
 
 
 # The product's own texts of a failed delivery, stored in English in ``Delivery.last_error`` and shown
-# in the reader's language on the delivery log (webapp.i18n.retranslate); what a server answered (an
+# in the reader's language on the delivery log (webapp.stored_texts.retranslate); what a server answered (an
 # SMTP error, an HTTP reason, a socket error) is a value inside them and stays as the server said it.
 NO_SMTP = N_("e-mail is not configured (RULE130_SMTP_HOST is empty)")
 NO_WEBHOOK_SECRET = N_("webhooks are not configured (RULE130_WEBHOOK_SECRET is empty)")

@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlalchemy.orm import Session
 
-from .. import fees, i18n
+from .. import catalogues, fees, formats, stored_texts
 from ..casefile import Animal, CaseFile, name_key, present
 from ..i18n import N_
 from ..store.models import Case, Panchayat
@@ -113,9 +113,9 @@ def environment(language: str) -> Environment:
     """The Jinja environment of ``language`` for the document templates (``templates/documents``):
     autoescaped HTML, ``_``/``ngettext`` from that language's catalogue (Flask-Babel's ``%(name)s``
     style), the filters ``day``, ``when``, ``rupees``, ``words``, ``listing``, ``memo`` of
-    webapp.i18n and ``forum`` (:func:`appellate_forum` of an issuer)."""
+    webapp.formats and webapp.stored_texts, and ``forum`` (:func:`appellate_forum` of an issuer)."""
     if language not in _environments:
-        catalogue = i18n.translations_for(language)
+        catalogue = catalogues.translations_for(language)
 
         def gettext(message: str, **params: Any) -> str:
             text: str = catalogue.gettext(message)
@@ -135,22 +135,22 @@ def environment(language: str) -> Environment:
         env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
                           undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, auto_reload=False)
         env.globals.update(_=gettext, gettext=gettext, ngettext=ngettext, language=language)
-        env.filters.update(day=partial(_day, language=language), rupees=partial(i18n.format_rupees, language=language),
-                           when=lambda value, tz: i18n.format_instant(value, tz, language), words=words,
-                           listing=partial(i18n.format_listing, language=language),
+        env.filters.update(day=partial(_day, language=language), rupees=partial(formats.format_rupees, language=language),
+                           when=lambda value, tz: formats.format_instant(value, tz, language), words=words,
+                           listing=partial(formats.format_listing, language=language),
                            forum=partial(appellate_forum, language=language),
-                           memo=lambda value: i18n.retranslate(value, i18n.MEMOS, language))
+                           memo=lambda value: stored_texts.retranslate(value, stored_texts.MEMOS, language))
         _environments[language] = env
     return _environments[language]
 
 
 def _day(value: date | None, language: str) -> str:
-    return i18n.format_day(value, language)
+    return formats.format_day(value, language)
 
 
 def title_of(kind: str, language: str) -> str:
     """The document's title in ``language`` (the catalogue's translation of :data:`KINDS`)."""
-    return str(i18n.translations_for(language).gettext(KINDS[kind][0]))
+    return str(catalogues.translations_for(language).gettext(KINDS[kind][0]))
 
 
 @dataclass
@@ -176,7 +176,7 @@ def appellate_forum(issuer: Issuer, language: str) -> str:
     Samiti: ``Vikas Adhikari of Panchayat Samiti SAM1`` / ``पंचायत समिति SAM1 के विकास अधिकारी`` for
     the default forum; another forum (a setting, as typed) translated when the catalogue has it,
     followed by the Samiti. Without a Samiti, the forum alone."""
-    catalogue = i18n.translations_for(language)
+    catalogue = catalogues.translations_for(language)
     forum = issuer.appellate_forum or DEFAULT_FORUM
     if not issuer.samiti:
         return str(catalogue.gettext(forum))

@@ -46,7 +46,7 @@ from markupsafe import Markup
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from .. import i18n, pdf
+from .. import formats, i18n, pdf
 from ..casefile import CaseFile
 from ..errors import NotFound
 from ..store.models import Case, CaseDocument, CaseEvent, Panchayat, User, get_row
@@ -258,7 +258,7 @@ def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata") -> str:
     instant (shown in ``tz``, the Panchayat's zone)."""
     cancelled = None
     if row.cancelled_at is not None:  # printed with the word CANCELLED, the reason and the instant
-        cancelled = {"day": i18n.format_instant(row.cancelled_at, tz, row.language), "reason": row.cancel_reason or ""}
+        cancelled = {"day": formats.format_instant(row.cancelled_at, tz, row.language), "reason": row.cancel_reason or ""}
     return environment(row.language).get_template("_pdf.html").render(
         html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256, cancelled=cancelled,
         stylesheet=_stylesheet())

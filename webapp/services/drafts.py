@@ -28,7 +28,10 @@ import handlers
 
 from .. import clock, i18n, i18n_extract
 from ..engine import names
-from ..engine.parser import MAX_FORM_BYTES, Problem, Verdict, examine, problems_of, read_xml, refusal
+from ..engine.parser import MAX_FORM_BYTES, examine
+from ..engine.problems import Problem, problems_of, refusal
+from ..engine.safe_xml import read_xml
+from ..engine.verdicts import Verdict
 from ..errors import Conflict, InvalidDiagram, NotFound, NotPermitted, Rule130Error
 from ..i18n import M_, MN_
 from ..store.models import ProcessDraft, ProcessVersion, User

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 
 from .. import casefile
 from ..deadlines import deadlines
-from ..i18n import M_, N_, Message, format_rupees, localize, message_list
+from ..formats import format_rupees
+from ..i18n import M_, N_, Message, localize, message_list
 from ..store.models import Case, CaseDocument, CaseEvent, CaseTask, LedgerEntry
 
 DEADLINE_NAMES = {

@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from .. import clock
 from ..errors import NotFound
-from ..i18n import M_, N_, current_language, render_for
+from ..i18n import M_, N_, render_for
+from ..languages import current_language
 from ..store import txcache
 from ..store.db import rows_matched
 from ..store.models import Case, Notification, NotificationPreference, Panchayat, User

@@ -22,12 +22,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..casefile import CaseFile
+from ..catalogues import translations_for
 from ..engine import runtime
 from ..engine.parser import FORM_PROPERTY
-from ..i18n import M_, Message, message_from_json, translations_for
+from ..i18n import M_, Message, message_from_json
 from ..i18n_extract import DRAWN_ELEMENTS, SHOWN_ELEMENTS
 from ..store.models import Case, LedgerEntry, ProcessVersion, User
-from . import acts, cases, ledger, rules
+from . import acts, cases, form_schema, ledger
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 ZERO = Decimal("0.00")
@@ -236,8 +237,8 @@ NAMED = frozenset({"task"})  # history data holding a diagram element's name (a 
 
 @lru_cache(maxsize=32)
 def _form_amounts(bpmn_xml: str, forms_json: str) -> dict[str, frozenset[str]]:
-    """Element id -> the amount fields (:func:`.rules.amount_fields`) of the form its user task names."""
-    return {element: frozenset(rules.amount_fields(schema)) for element, schema in _forms_of(bpmn_xml, forms_json).items()}
+    """Element id -> the amount fields (:func:`.form_schema.amount_fields`) of the form its user task names."""
+    return {element: frozenset(form_schema.amount_fields(schema)) for element, schema in _forms_of(bpmn_xml, forms_json).items()}
 
 
 @lru_cache(maxsize=32)

@@ -20,7 +20,8 @@ import handlers
 
 from .. import clock, textguard
 from ..engine import names, runtime
-from ..engine.parser import ParsedProcess, load_forms, parse_process
+from ..engine.parser import load_forms, parse_process
+from ..engine.verdicts import ParsedProcess
 from ..errors import Conflict, InvalidDiagram, NotFound
 from ..i18n import M_
 from ..store.models import ProcessVersion, User, get_row
@@ -28,7 +29,7 @@ from . import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_PROCESS = ROOT / "processes" / "rule130"
-BUNDLED_NOTE = "bundled Rule 130 process"  # stored in English; shown through i18n.MEMOS in the reader's language
+BUNDLED_NOTE = "bundled Rule 130 process"  # stored in English; shown through stored_texts.MEMOS in the reader's language
 PROCESS_ID = "rule130_case"
 
 

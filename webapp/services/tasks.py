@@ -21,7 +21,7 @@ from ..engine import runtime
 from ..errors import Conflict, DeadlinePassed, NotFound, Refused
 from ..i18n import M_, message_list
 from ..store.models import Case, User
-from . import cases, rules, tasklist, users
+from . import cases, rules, tasklist, users, why_not_open
 
 
 @dataclass
@@ -180,7 +180,7 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
     run.run()  # timers due before this act fire first
     task = find()
     if task is None or task.state != TaskState.READY:
-        why = rules.why_not_open(task_spec.bpmn_id, run.cf, clock.now(), objector)
+        why = why_not_open.why_not_open(task_spec.bpmn_id, run.cf, clock.now(), objector)
         if why is not None:
             raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now: %(why)s",
                              bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number, why=why))

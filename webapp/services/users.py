@@ -13,7 +13,8 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from .. import clock, textguard
 from ..casefile import name_key
 from ..errors import NotFound, NotPermitted, Refused
-from ..i18n import LANGUAGES, M_
+from ..i18n import M_
+from ..languages import LANGUAGES
 from ..store import session_keys
 from ..store.models import ApiToken, Case, Panchayat, User
 from . import passwords

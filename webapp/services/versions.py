@@ -22,7 +22,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import clock
-from ..engine.parser import FORM_PROPERTY, NS, read_xml
+from ..engine.parser import FORM_PROPERTY, NS
+from ..engine.safe_xml import read_xml
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Case, ProcessAudit, ProcessVersion, ProcessVersionFile, User

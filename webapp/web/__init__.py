@@ -17,11 +17,12 @@ def register(app: Flask) -> None:
         modeler,  # adds POST /api/v1/process-versions to the API blueprint before it is registered
         notify,
         officer,
+        officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
         ops,
         public,
     )
     app.register_blueprint(auth.bp)
-    app.register_blueprint(officer.bp)
+    app.register_blueprint(officer.bp)  # with the case pages of officer_cases
     app.register_blueprint(public.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(diagrams.bp)

@@ -17,7 +17,7 @@ from ..i18n import M_, flash_message
 from ..services import tariffs, uow
 from ..store.models import Panchayat, User
 from ..tariff import SPECIES
-from . import api
+from . import api_errors, api_request
 from .context import csrf, db_session, sessions, unauthorized
 
 bp = Blueprint("admin_tariffs", __name__, url_prefix="/admin/tariffs")
@@ -89,18 +89,18 @@ def add() -> Any:
 
 @api_bp.before_request
 def _api_admin() -> Any:
-    failure = api._authenticate()
+    failure = api_request.authenticate()
     if failure is not None:
         return failure
     if g.api_user.role != "administrator":
-        return api.error_response(403, "forbidden", "only an administrator sets tariffs; you are signed in as "
+        return api_errors.error_response(403, "forbidden", "only an administrator sets tariffs; you are signed in as "
                                   f"{g.api_user.role.replace('_', ' ')}")
     return None
 
 
 @api_bp.errorhandler(Rule130Error)
 def _api_error(error: Rule130Error) -> Any:
-    return api._rule130_error(error)
+    return api_errors.rule130_error(error)
 
 
 def _rate_json(row: Any, status: str | None = None) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def api_add() -> Any:
     """Add a rate ``{"panchayat"?, "species", "fine", "feeding_per_day", "effective_from", "note"?}``; 201."""
     body = request.get_json(force=True, silent=True)
     if not isinstance(body, dict):
-        return api.error_response(400, "bad_request", "the request body must be a JSON object, e.g. "
+        return api_errors.error_response(400, "bad_request", "the request body must be a JSON object, e.g. "
                                   "{\"species\": \"cow\", \"fine\": \"550.00\", \"feeding_per_day\": \"65.00\", "
                                   "\"effective_from\": \"2026-04-01\"}")
     code = body.get("panchayat")

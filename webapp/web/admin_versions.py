@@ -15,7 +15,7 @@ from ..errors import NotPermitted, Refused, Rule130Error
 from ..i18n import M_, flash_message
 from ..services import migration, repository, uow, versions
 from ..store.models import User
-from . import api
+from . import api_errors, api_request
 from .context import csrf, db_session, sessions, unauthorized
 
 bp = Blueprint("admin_versions", __name__, url_prefix="/admin/processes")
@@ -149,19 +149,19 @@ def migrate(process_id: str, number: int) -> Any:
 
 @api_bp.before_request
 def _api_admin() -> Any:
-    failure = api._authenticate()
+    failure = api_request.authenticate()
     if failure is not None:
         return failure
     try:
         versions.actor_name(g.api_user)
     except NotPermitted as refused:
-        return api.error_response(403, "forbidden", refused.message)
+        return api_errors.error_response(403, "forbidden", refused.message)
     return None
 
 
 @api_bp.errorhandler(Rule130Error)
 def _api_error(error: Rule130Error) -> Response:
-    return api._rule130_error(error)
+    return api_errors.rule130_error(error)
 
 
 @api_bp.get("")
@@ -193,7 +193,7 @@ def api_redeploy(process_id: str, number: int) -> Any:
     if body is None:
         body = {}
     if not isinstance(body, dict):
-        return api.error_response(400, "bad_request", "the request body must be a JSON object, e.g. {\"note\": \"...\"}")
+        return api_errors.error_response(400, "bad_request", "the request body must be a JSON object, e.g. {\"note\": \"...\"}")
 
     def act(session: Any) -> dict[str, Any]:
         version = repository.redeploy(session, g.api_user, process_id, number, _note(body.get("note")))
@@ -216,7 +216,7 @@ def api_migrate(process_id: str, number: int) -> Any:
     if body is None:
         body = {}
     if not isinstance(body, dict):
-        return api.error_response(400, "bad_request", "the request body must be a JSON object, e.g. "
+        return api_errors.error_response(400, "bad_request", "the request body must be a JSON object, e.g. "
                                   "{\"case\": \"RMP/2026/0001\"} or {} for every movable case")
     case_ref = body.get("case")
     if case_ref is not None and not isinstance(case_ref, str):

@@ -8,7 +8,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, render_template, request, send_from_directory
 from sqlalchemy import select
 
-from ..i18n import LANGUAGES
+from ..languages import LANGUAGES
 from ..services import cases, overview, repository
 from ..store.models import ProcessVersion
 from .context import BPMN_JS_DIST, db_session, login_required

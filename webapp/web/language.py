@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Blueprint, redirect, request, url_for
 
-from .. import i18n
+from .. import languages
 from ..i18n import M_, flash_message
 from ..services import users
 from .auth import _safe_next, signed_in_user
@@ -23,7 +23,7 @@ bp = Blueprint("language", __name__)
 @bp.route("/language", methods=["POST"])
 def switch() -> Any:
     """Set the language to the posted ``lang`` and go back to ``next`` (a local path)."""
-    language = i18n.normalise(request.form.get("lang"))
+    language = languages.normalise(request.form.get("lang"))
     target = _safe_next(request.form.get("next")) or url_for("public.board")
     if language is None:
         flash_message(M_("Choose English or Hindi."), "error")
@@ -34,5 +34,5 @@ def switch() -> Any:
             users.set_language(session, user.id, language)
             session.commit()
     response = redirect(target)
-    response.set_cookie(i18n.COOKIE, language, max_age=i18n.COOKIE_MAX_AGE, samesite="Lax", httponly=True)
+    response.set_cookie(languages.COOKIE, language, max_age=languages.COOKIE_MAX_AGE, samesite="Lax", httponly=True)
     return response

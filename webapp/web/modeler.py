@@ -24,13 +24,16 @@ from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..errors import InvalidDiagram, NotFound, Rule130Error
-from ..i18n import DEFAULT_TZ, M_, N_, current_language, format_instant, normalise, retranslate, translate
+from ..formats import DEFAULT_TZ, format_instant
+from ..i18n import M_, N_, translate
+from ..languages import current_language, normalise
 from ..services import drafts, repository
 from ..store.models import User
+from ..stored_texts import retranslate
 from . import errors, preview
 from .admin_versions import listing_context
 from .api import bp as api_bp
-from .api import error_response, invalid_diagram_details, problem_json
+from .api_errors import error_response, invalid_diagram_details, problem_json
 from .context import sessions, unauthorized
 
 bp = Blueprint("modeler", __name__, url_prefix="/admin/processes")
@@ -40,7 +43,7 @@ TRUE = ("1", "true", "yes", "on")
 
 def invalid_response(error: InvalidDiagram) -> Response:
     """422 ``{"error": {"code": "invalid_diagram", "message", "problems": [...], "verdict": {...}}}`` (the
-    verdict when the pipeline gave one: :meth:`webapp.engine.parser.Verdict.as_json`)."""
+    verdict when the pipeline gave one: :meth:`webapp.engine.verdicts.Verdict.as_json`)."""
     return error_response(422, error.code, error.message, **invalid_diagram_details(error))
 
 

@@ -31,7 +31,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram,
 
 from .. import clock, logs
 from ..errors import NotPermitted
-from ..i18n import M_, N_, format_instant_ms, translate
+from ..formats import format_instant_ms
+from ..i18n import M_, N_, translate
 from ..services import monitoring
 from .context import db_session, sessions, unauthorized
 
@@ -67,7 +68,7 @@ def _record_latency(response: Response) -> Response:
 @bp.app_template_filter("instant_ms")
 def fmt_instant_ms(value: datetime | None, tz: str | None = None) -> str:
     """An instant in zone ``tz`` to the millisecond, day first with the weekday, through Babel
-    (webapp.i18n.format_instant_ms): Friday, 9 January 2026 00:00:00.042."""
+    (webapp.formats.format_instant_ms): Friday, 9 January 2026 00:00:00.042."""
     return format_instant_ms(value, tz)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from flask import render_template
 
 from ..casefile import Animal, CaseFile
-from ..i18n import DEFAULT_TZ
+from ..formats import DEFAULT_TZ
 from ..services.tasks import TaskView
 from .task_forms import form_fields  # the officers' own field builder, unchanged
 

@@ -12,10 +12,9 @@ from flask import request
 
 from ..digits import ascii_digits
 from ..engine import conditions, form_texts
-from ..i18n import N_, current_language, translate
-from ..services import (
-    rules,
-)
+from ..i18n import N_, translate
+from ..languages import current_language
+from ..services import form_schema
 from .hardening import LARGEST_ID
 from .public import fmt_words
 
@@ -49,7 +48,7 @@ def form_fields(schema: dict[str, Any] | None, values: dict[str, Any], errors: d
             kind = "radio" if len(prop["enum"]) <= RADIO_LIMIT else "select"
         elif prop.get("type") in ("integer", "number"):
             kind = "number"
-        elif rules.is_multiline(prop):
+        elif form_schema.is_multiline(prop):
             kind = "textarea"
         value = values.get(name, prop.get("default", ""))
         if kind == "number":

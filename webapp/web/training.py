@@ -17,7 +17,8 @@ from flask import Blueprint, Flask, g, redirect, render_template, request, url_f
 
 from .. import clock
 from ..errors import Refused, Rule130Error
-from ..i18n import M_, MN_, flash_message, format_instant
+from ..formats import format_instant
+from ..i18n import M_, MN_, flash_message
 from ..services import training
 from ..store.models import Case, Panchayat, User
 from .auth import signed_in_user
