@@ -49,7 +49,7 @@ def init_app(app: Flask) -> None:
 
     @app.before_request
     def _training_clock() -> None:
-        if request.endpoint != "static" and not request.path.startswith("/api/"):  # the API's user: api.py
+        if request.endpoint != "static" and not request.path.startswith("/api/"):  # the API's user: api_request.py
             use_clock_of(signed_in_user())
 
     @app.teardown_request
