@@ -170,8 +170,9 @@ def test_the_modeler_speaks_the_pages_language_with_local_times(browser, live_se
     page.goto(f"{live_server}/admin/processes/rule130_case")
     page.wait_for_selector('#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"]')
     status = page.locator("#modeler-status")
-    expect(status).to_contain_text("संस्करण 1", timeout=30_000)
-    text = status.inner_text()
+    state = page.locator("#modeler-draft-state")
+    expect(state).to_contain_text("संस्करण 1", timeout=30_000)
+    text = state.inner_text()
     # "Version 1, deployed <local day and time> by tests. No draft yet…", in Hindi, not UTC
     assert "अभी कोई मसौदा नहीं" in text and "UTC" not in text and "deployed" not in text, text
     # the badge shows the server's verdict without a click, in the page's language
@@ -180,3 +181,25 @@ def test_the_modeler_speaks_the_pages_language_with_local_times(browser, live_se
     page.click("#modeler-validate")
     expect(status).to_contain_text("मान्य", timeout=60_000)
     page.context.close()
+
+
+def test_the_modeler_on_a_phone_draws_the_diagram_within_the_screen_and_says_its_state_once(
+        browser, live_server, sessions, virtual_clock):
+    """At 360 px the diagram sits above its properties, each as wide as the screen: the page is no
+    wider than the phone, the diagram is drawn at a finite scale (no "could not be drawn" message,
+    as bpmn-js gave when the canvas had no width), and the version's state is said once, on the
+    draft-state line, not again on the status line."""
+    page = sign_in(browser, live_server, "admin", PHONE)
+    page.goto(f"{live_server}/admin/processes/rule130_case")
+    page.wait_for_selector(TASK)
+    expect(page.locator("#modeler-badge")).to_have_text("Valid", timeout=60_000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    canvas = page.locator("#modeler-canvas").bounding_box()
+    assert canvas is not None and 300 <= canvas["width"] <= 360 and canvas["height"] >= 320
+    scale = page.evaluate("() => { const m = document.querySelector('#modeler-canvas .viewport')"
+                          ".transform.baseVal.consolidate(); return m ? m.matrix.a : 1; }")
+    assert 0 < scale < 1  # fitted: the whole diagram is wider than a phone
+    expect(page.locator("#modeler-draft-state")).to_contain_text("Version 1, deployed")
+    expect(page.locator("#modeler-status")).to_have_text("")
+    expect(page.locator("#modeler-status")).to_be_hidden()
+    page.close()

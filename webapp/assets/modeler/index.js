@@ -37,6 +37,14 @@ const modeler = new BpmnModeler({
   moddleExtensions: { spiffworkflow: spiffworkflowDescriptor, rule130: rule130Descriptor }
 });
 
+// Fit the diagram to its box; a box with no size yet (a hidden tab, a phone turned mid-load) would
+// give bpmn-js a non-finite scale, so the diagram is then shown at 100 % instead.
+function fitDiagram() {
+  const canvas = modeler.get('canvas');
+  const box = $('modeler-canvas').getBoundingClientRect();
+  canvas.zoom(box.width > 0 && box.height > 0 ? 'fit-viewport' : 1);
+}
+
 function status(message, kind) {
   const line = $('modeler-status');
   line.textContent = message;
@@ -361,8 +369,9 @@ async function load() {
     renderVersions(data.versions);
     try {
       const { warnings } = await modeler.importXML(data.bpmn);
-      modeler.get('canvas').zoom('fit-viewport');
-      status(describe(data) + (warnings.length ? ` ${t('import_warnings', { count: warnings.length })}` : ''), 'info');
+      fitDiagram();
+      // the version and draft are on the line below the status; the status line says only what is new
+      status(warnings.length ? t('import_warnings', { count: warnings.length }) : '', 'info');
     } catch (error) {
       status(t('not_drawn', { error: error.message }), 'error');
     }
@@ -461,7 +470,7 @@ function openFile(event) {
     const text = String(reader.result);
     try {
       await modeler.importXML(text);
-      modeler.get('canvas').zoom('fit-viewport');
+      fitDiagram();
       state.dirty = true;
       status(t('opened', { name: file.name }), 'info');
       await validate();
