@@ -22,9 +22,18 @@ if [ ! -x .venv/bin/python ]; then
 fi
 extras=""
 if [ "${1:-}" = "--test" ]; then extras="[test]"; fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
-echo "python packages installed in .venv"
+# A restart skips what is already in place: the packages are installed again only when the pins
+# (constraints.txt, pyproject.toml) changed since the last install of this kind (the test set
+# includes the plain one).
+pins="$(cat constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ "$(cat .venv/.rule130-pins-test 2>/dev/null)" = "$pins" ] || { [ -z "$extras" ] && [ "$(cat .venv/.rule130-pins 2>/dev/null)" = "$pins" ]; }; then
+  echo "python packages in .venv are up to date"
+else
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -c constraints.txt -e ".${extras}"
+  echo "$pins" > ".venv/.rule130-pins${extras:+-test}"
+  echo "python packages installed in .venv"
+fi
 scripts/setup-pdf.sh "${1:-}"   # chromium and the Hindi/English fonts for the PDF documents; --test: pdftotext (apt, only what is missing)
 if [ "${1:-}" = "--test" ]; then scripts/setup-browser.sh; fi
 
@@ -41,7 +50,20 @@ if ! command -v npm >/dev/null 2>&1; then
   fi
 fi
 if command -v npm >/dev/null 2>&1; then
-  npm ci --no-audit --no-fund --loglevel=error
-  echo "browser assets installed in node_modules"
-  npm run --silent build   # the administrators' modeler bundle (esbuild) into webapp/static/modeler
+  lock="$(sha256sum package-lock.json | cut -d' ' -f1)"
+  if [ "$(cat node_modules/.rule130-lock 2>/dev/null)" = "$lock" ]; then
+    echo "browser assets in node_modules are up to date"
+  else
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$lock" > node_modules/.rule130-lock
+    echo "browser assets installed in node_modules"
+  fi
+  # the administrators' modeler bundle (esbuild) into webapp/static/modeler, when its sources or
+  # the npm packages are newer than the bundle
+  bundle=webapp/static/modeler/modeler.js
+  if [ ! -f "$bundle" ] || [ -n "$(find webapp/assets/modeler package-lock.json node_modules/.rule130-lock -newer "$bundle" -print -quit)" ]; then
+    npm run --silent build
+  else
+    echo "modeler bundle in webapp/static/modeler is up to date"
+  fi
 fi
