@@ -132,3 +132,50 @@ def test_a_second_objection_says_that_a_second_claim_opens_for_the_sarpanch(sess
     said = uow.preview(sessions, "file_objection", cases.file_objection, secretary, drive.case_id, "Objector B",
                        case_id=drive.case_id, user=secretary)
     assert "“Decide ownership claim” opens for the sarpanch" in [f.as_json()["text"] for f in said]
+
+
+def test_opening_a_case_on_the_page_shows_its_check_page_keeps_the_values_on_change_and_opens_on_confirm(
+        app, sessions, officers, virtual_clock):
+    """The pound keeper's new case passes the check step as every other act on the pages: the
+    impoundment as it will be recorded (instant in the Panchayat's zone, places, each animal), the
+    release window's last day (impoundment 5 January + 3 = 8 January, RULE130.md "Time"); nothing
+    is recorded until Confirm; Change brings the form back with every value kept."""
+    import lxml.html
+    from sqlalchemy import func, select
+
+    from tests.test_web_pages import ANIMALS, IMPOUNDED, at, element_text, login, text_of
+    from webapp.store.models import Case
+
+    virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
+    client = app.test_client()
+    login(client, "pk")
+    form = {"impounded_at": IMPOUNDED, "place_seized": "Bhimpura", "place_impounded": "Kanji House, Rampura",
+            "nearest_village": "Bhimpura", "rows": "5", "submission": "key-00000001"}
+    for n, (species, description, tag) in enumerate(ANIMALS, start=1):
+        form.update({f"species-{n}": species, f"description-{n}": description, f"tag-{n}": tag})
+
+    def count() -> int:
+        with sessions() as session:
+            return session.scalar(select(func.count()).select_from(Case)) or 0
+
+    page = client.post("/cases/new", data={**form, "step": "check"})
+    assert page.status_code == 200, text_of(page)
+    values = lxml.html.fromstring(page.text).get_element_by_id("check-values")
+    assert [(dt.text_content(), dd.text_content()) for dt, dd in zip(values.findall("dt"), values.findall("dd"),
+                                                                      strict=True)] == [
+        ("Impounded on", "Monday, 5 January 2026 10:00"), ("Place seized", "Bhimpura"),
+        ("Place impounded (pound)", "Kanji House, Rampura"),
+        ("Village nearest the place of seizure (where the notice is published)", "Bhimpura"),
+        ("Animal 1", "cow, brown cow, white patch on forehead, tag RJ-1001"),
+        ("Animal 2", "cow, black cow, left horn broken, tag RJ-1002")]
+    assert "the owner may release the whole lot until the end of Thursday, 8 January 2026 (the 3-day release " \
+           "window); after it the notice is published" in element_text(page, "check-follows")
+    assert count() == 0
+    change = client.post("/cases/new", data={**form, "step": "change"})
+    assert change.status_code == 200 and count() == 0
+    assert 'value="Kanji House, Rampura"' in change.text and 'value="RJ-1002"' in change.text
+    assert 'value="key-00000001"' in change.text  # the same form key: a double Confirm still opens one case
+    done = client.post("/cases/new", data={**form, "step": "confirm"})
+    assert done.status_code == 302 and count() == 1
+    again = client.post("/cases/new", data={**form, "step": "confirm"})
+    assert again.status_code == 302 and count() == 1

@@ -31,6 +31,7 @@ def impound_one_cow(keeper, base: str) -> int:
     keeper.fill("[name=description-1]", "grey cow, bell on neck")
     keeper.fill("[name=tag-1]", "RJ-9")
     keeper.click("main form [type=submit]")
+    keeper.click("#check-confirm")  # the new case's check page
     keeper.wait_for_load_state()
     return int(keeper.url.rstrip("/").split("/")[-1])
 

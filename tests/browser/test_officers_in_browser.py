@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from playwright.sync_api import expect
 
 from webapp.services import cases, tasks
 from webapp.simulate import _compare, _result, fire_until, load_scenario
@@ -80,8 +81,10 @@ def submit(page) -> None:
 
 # What each language's pages must say (from webapp/translations; English is the source text).
 WORDS = {
-    "en": {"objection_label": "Objection period (days)", "case_heading": "Case "},
-    "hi": {"objection_label": "आपत्ति अवधि (दिन)", "case_heading": "प्रकरण "},
+    "en": {"objection_label": "Objection period (days)", "case_heading": "Case ",
+           "release_until": "the owner may release the whole lot until the end of Thursday, 8 January 2026"},
+    "hi": {"objection_label": "आपत्ति अवधि (दिन)", "case_heading": "प्रकरण ",
+           "release_until": "स्वामी गुरुवार, 8 जनवरी 2026 की समाप्ति तक पूरा लॉट छुड़ा सकता है"},
 }
 
 
@@ -105,6 +108,9 @@ def test_three_officers_carry_s1_to_the_final_order(language, browser, live_serv
         keeper.fill(f"[name=description-{n}]", animal["description"])
         keeper.fill(f"[name=tag-{n}]", animal["tag"])
     keeper.click("main form [type=submit]")
+    # the check page: the impoundment as it will be recorded and the release window's last day
+    expect(keeper.locator("#check-follows")).to_contain_text(words["release_until"])
+    keeper.click("#check-confirm")
     keeper.wait_for_load_state()
     case_id = int(keeper.url.rstrip("/").split("/")[-1])
     assert keeper.locator("h1").inner_text().startswith(words["case_heading"])

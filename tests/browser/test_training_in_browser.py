@@ -122,6 +122,7 @@ def new_case(page, visits: Visits, base: str, place: str) -> int:
         page.fill(f"[name=description-{n}]", animal["description"])
         page.fill(f"[name=tag-{n}]", animal["tag"])
     visits.click(page, "main form [type=submit]")
+    visits.click(page, "#check-confirm")  # the new case's check page
     return int(page.url.rstrip("/").split("/")[-1])
 
 

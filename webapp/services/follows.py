@@ -110,6 +110,9 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
         for key, day in deadlines(new).items():
             if key in DEADLINE_NAMES and day is not None and deadlines(old).get(key) != day:
                 follows.append(Follow(M_("%(deadline)s will be %(day)s", deadline=M_(DEADLINE_NAMES[key]), day=day)))
+    elif case.status == "running":  # a new case: the window the owner has to release the whole lot
+        follows.append(Follow(M_("the owner may release the whole lot until the end of %(day)s (the 3-day release "
+                                 "window); after it the notice is published", day=deadlines(new)["release_last_day"])))
     if (before.status == "running" and case.status != "running") or (old is None and case.status != "running"):
         follows.append(Follow(M_("the case closes: %(outcome)s", outcome=_words(new.outcome))))
     for event in events:

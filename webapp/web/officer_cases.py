@@ -89,7 +89,7 @@ def new_case() -> Any:
     except ValueError:
         rows_wanted = ANIMAL_ROWS
     rows_wanted = max(1, min(rows_wanted, MAX_ANIMAL_ROWS))
-    context = {"species": SPECIES, "tz": tz, "panchayat": panchayat}
+    context = {"species": SPECIES, "tz": tz, "panchayat": panchayat, "max_rows": MAX_ANIMAL_ROWS}
     if request.method == "GET":
         now_local = clock.now().astimezone(ZoneInfo(tz)).strftime("%Y-%m-%dT%H:%M")
         # the form's own key: sent twice (a double click, the back button), it records one case
@@ -102,12 +102,19 @@ def new_case() -> Any:
               for k in ("impounded_at", "place_seized", "place_impounded", "nearest_village", "submission")}
     rows = _animal_rows(rows_wanted)
     animals = [{k: v.strip() for k, v in row.items()} for row in rows if not _blank_animal(row)]
+    asked = check.step()
+    if asked == check.CHANGE:
+        return render_template("officer/new_case.html", values=values, rows=rows, error=None, field_errors={},
+                               **context)
+    impounded_at = _impounded_at(values["impounded_at"], tz)
+    act: dict[str, Any] = {"impounded_at": impounded_at, "place_seized": values["place_seized"],
+                           "place_impounded": values["place_impounded"], "nearest_village": values["nearest_village"],
+                           "animals": animals, "submission_key": values["submission"] or None}
     try:
-        case = uow.perform(sessions(), "start_case", cases.start_case, user,
-                           impounded_at=_impounded_at(values["impounded_at"], tz),
-                           place_seized=values["place_seized"], place_impounded=values["place_impounded"],
-                           nearest_village=values["nearest_village"], animals=animals,
-                           submission_key=values["submission"] or None, user=user)
+        if asked == check.CHECK:
+            follows = uow.preview(sessions(), "start_case", cases.start_case, user, **act, user=user)
+            return _opening_check(values, rows, animals, impounded_at, tz, follows)
+        case = uow.perform(sessions(), "start_case", cases.start_case, user, **act, user=user)
     except AlreadySubmitted as again:
         flash_message(again.message, "info")
         if again.case_id:
@@ -121,6 +128,28 @@ def new_case() -> Any:
     flash_message(M_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number),
                   "success")
     return redirect(url_for("officer.case", case_id=case.id))
+
+
+def _opening_check(values: dict[str, str], rows: list[dict[str, str]], animals: list[dict[str, str]],
+                   impounded_at: datetime | str, tz: str, follows: list[Any]) -> Any:
+    """The check page of a new case: the impoundment as it will be recorded (the instant in the
+    Panchayat's zone, the places, each animal) and what follows (the release window's last day, the
+    tasks and timers the diagram opens), with Confirm and Change posting the form's values again."""
+    printed: list[tuple[str, str]] = [
+        (_("Impounded on"), format_instant(impounded_at, tz) if isinstance(impounded_at, datetime) else str(impounded_at)),
+        (_("Place seized"), values["place_seized"].strip()),
+        (_("Place impounded (pound)"), values["place_impounded"].strip()),
+        (_("Village nearest the place of seizure (where the notice is published)"), values["nearest_village"].strip())]
+    for n, animal in enumerate(animals, start=1):
+        described = ", ".join(part for part in (words(animal["species"]) if animal["species"] else "",
+                                                animal["description"],
+                                                _("tag %(tag)s", tag=animal["tag"]) if animal["tag"] else "") if part)
+        printed.append((_("Animal %(num)s", num=n), described))
+    hidden: dict[str, Any] = dict(values, rows=len(rows))
+    for n, row in enumerate(rows, start=1):
+        hidden.update({f"species-{n}": row["species"], f"description-{n}": row["description"], f"tag-{n}": row["tag"]})
+    return check.render(title=M_("open the case"), printed=printed, follows=follows, hidden=hidden,
+                        back=url_for("officer.new_case"), case_number=_("New case"))
 
 
 def _case_page(case_id: int, *, status: int = 200, action: str | None = None, error: str | None = None,
