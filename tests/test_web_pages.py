@@ -229,6 +229,17 @@ def test_new_case_form_reads_the_time_in_the_panchayat_zone(client, sessions, vi
     assert "Release window (owner), last day Thursday, 8 January 2026" in text
 
 
+def test_the_new_case_form_grows_by_ten_rows_up_to_a_hundred(client):
+    login(client, "pk")
+    assert element_text(client.get("/cases/new"), "more-rows") == "More than 5 animals? Open the form with 15 rows."
+    page = client.get("/cases/new?rows=95")
+    assert len(re.findall(r'name="species-\d+"', page.text)) == 95
+    assert element_text(page, "more-rows") == "More than 95 animals? Open the form with 100 rows."
+    page = client.get("/cases/new?rows=5000")
+    assert len(re.findall(r'name="species-\d+"', page.text)) == 100
+    assert element_text(page, "more-rows") == "At most 100 animals in one case: open another case for the rest."
+
+
 @pytest.mark.parametrize("change, message", [
     ({"species-1": "", "description-1": "", "tag-1": "", "species-2": "", "description-2": "", "tag-2": ""},
      "record at least one animal"),
