@@ -42,10 +42,11 @@ ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority")
 
 # -- driving a scenario through the services ------------------------------------------------------
 
-def run_scenario(sessions, officers, virtual_clock, name: str, *, until_step: int | None = None) -> int:
-    """Run scenario ``name`` (tests/scenarios) for Panchayat RMP's officers, step by step as
-    ``webapp.simulate`` does (timers due before a step fire first); returns the case id."""
-    scenario = simulate.load_scenario(next(SCENARIOS.glob(f"{name}-*.yaml")))
+def run_scenario(sessions, officers, virtual_clock, name: str, *, until_step: int | None = None,
+                 scenario: scenario_file.Scenario | None = None) -> int:
+    """Run scenario ``name`` (tests/scenarios), or ``scenario`` as given, for Panchayat RMP's officers,
+    step by step as ``webapp.simulate`` does (timers due before a step fire first); returns the case id."""
+    scenario = scenario or simulate.load_scenario(next(SCENARIOS.glob(f"{name}-*.yaml")))
     people = {role: officers[role] for role in ROLES}
     c = scenario.case
     virtual_clock.set(c["impounded_at"])
@@ -566,6 +567,64 @@ def test_s6_release_receipt_states_what_the_owner_paid_and_matches_the_receipts_
     login(client, "pk")
     text = pdf_text(client.get(f"/cases/{case_id}/documents/{receipt.id}.pdf").data)
     assert "Total ₹900.00" in text and "Owner M" in text
+
+
+def test_p23_release_receipt_lists_the_cattle_released_and_names_the_one_that_died(sessions, officers,
+                                                                                   virtual_clock):
+    """p23: two cows impounded on 5 January 2026; RJ-2302 died on 6 January; the owner released the
+    lot at 23:59:59 on 8 January. The receipt hands over only RJ-2301 and says what became of
+    RJ-2302; the money stays what the scenario works out by hand (F 1000 + C 360)."""
+    case_id = run_scenario(sessions, officers, virtual_clock, "p23")
+    found = docs(sessions, case_id)
+    english, hindi = found["release_receipt", "en"], found["release_receipt", "hi"]
+    assert_states(english, [
+        "Received from Owner M, the owner, the sum of ₹1,360.00: the fine for the 2 heads of cattle impounded on "
+        "Monday, 5 January 2026, and the expenses of feeding every animal in the pound up to the day it was "
+        "released, died or escaped. The cattle listed below were released to the owner on Thursday, 8 January "
+        "2026, within the days allowed for release; the others were not released.",
+        "Cattle released to the owner: 1 # Species Description Tag / marks 1 cow brown cow RJ-2301",
+        "Cattle not released: 1 Species Description Tag / marks What happened "
+        "cow old black cow RJ-2302 died on Tuesday, 6 January 2026",
+        "Fine (F) ₹1,000.00", "Expenses of feeding in the pound (C) ₹360.00", "Total ₹1,360.00"])
+    text = html_text(english)
+    assert "old black cow RJ-2302" not in text.split("Cattle not released")[0]  # not among those released
+    assert "Number and description of the cattle" not in text
+    assert_states(hindi, ["Owner M", "₹1,360.00", "RJ-2301", "RJ-2302", "₹1,000.00", "₹360.00"])
+    hindi_text = squeezed(html_text(hindi))
+    for wanted in ["स्वामी Owner M से ₹1,360.00 की राशि प्राप्त हुई: सोमवार, 5 जनवरी 2026 को निरुद्ध किए गए 2 पशुओं का "
+                   "जुर्माना, और कांजी हाउस में हर पशु का खुराक व्यय उस दिन तक जिस दिन वह छुड़ाया गया, मर गया या भाग गया।",
+                   "नीचे लिखे पशु छुड़ाने के लिए दिए गए दिनों के भीतर गुरुवार, 8 जनवरी 2026 को स्वामी को सौंपे गए; शेष पशु नहीं छुड़ाए गए।",
+                   "स्वामी को सौंपे गए पशु: 1", "न छुड़ाए गए पशु: 1", "क्या हुआ",
+                   "RJ-2302 मंगलवार, 6 जनवरी 2026 को मृत्यु हुई"]:
+        assert squeezed(wanted) in hindi_text, wanted
+    assert hindi_text.index(squeezed("RJ-2301")) < hindi_text.index(squeezed("न छुड़ाए गए पशु")) \
+        < hindi_text.index(squeezed("RJ-2302"))
+
+
+def test_a_release_after_an_escape_says_the_animal_escaped_and_on_which_day(sessions, officers, virtual_clock):
+    """p23 with the old cow escaping (not dying) at 08:00 on 6 January: the same money (an escaped
+    animal's fine counts and its feeding stops that day) and "escaped on" in both languages."""
+    scenario = simulate.load_scenario(next(SCENARIOS.glob("p23-*.yaml")))
+    scenario.steps[0].do = "record_escape"
+    case_id = run_scenario(sessions, officers, virtual_clock, "p23", scenario=scenario)
+    found = docs(sessions, case_id)
+    assert_states(found["release_receipt", "en"], [
+        "Cattle released to the owner: 1", "1 cow brown cow RJ-2301",
+        "cow old black cow RJ-2302 escaped on Tuesday, 6 January 2026", "Total ₹1,360.00"])
+    assert "died on" not in html_text(found["release_receipt", "en"])
+    assert squeezed("RJ-2302 मंगलवार, 6 जनवरी 2026 को भाग गया") in squeezed(html_text(found["release_receipt", "hi"]))
+
+
+def test_a_release_with_the_whole_lot_says_nothing_of_cattle_not_released(sessions, officers, virtual_clock):
+    """s6: the one camel impounded is released; no line about cattle not released, in either language."""
+    case_id = run_scenario(sessions, officers, virtual_clock, "s6")
+    found = docs(sessions, case_id)
+    english, hindi = html_text(found["release_receipt", "en"]), squeezed(html_text(found["release_receipt", "hi"]))
+    assert "Number and description of the cattle: 1" in english
+    for absent in ("not released", "Cattle released to the owner", "died on", "escaped on", "What happened"):
+        assert absent not in english
+    for absent in ("न छुड़ाए गए पशु", "स्वामी को सौंपे गए पशु:", "क्या हुआ", "मृत्यु हुई", "भाग गया"):
+        assert squeezed(absent) not in hindi
 
 
 def test_p08_receipt_after_accepting_the_highest_bid_names_the_auctions_last_day(sessions, officers, virtual_clock):

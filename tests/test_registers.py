@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from webapp import legal_time
 from webapp.cli import main
@@ -141,6 +141,50 @@ def test_pound_register_receipts_and_charges_of_the_six_cases(six, sessions):
     assert (charges[2].remittance_proceeds, charges[2].remittance_expenses) == (Decimal("8200.00"), Decimal("700.00"))
 
 
+def test_each_receipt_names_the_papers_issued_by_the_same_act(six, sessions):
+    """The register's receipt number is the case's count of payments; the payer holds the document
+    the act issued, numbered in its own series: the pairs an auditor joins on."""
+    with sessions() as session:
+        panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
+        receipts = registers.receipts(session, panchayat, whole_period(panchayat))
+    assert [(r.number, r.papers) for r in receipts] == [
+        ("TRN-SIM1/2026/0001/R1", ["TRN-SIM1/2026/0001/R1"]),  # s1: the bid at full price, the sale receipt
+        ("TRN-SIM1/2026/0002/R1", ["TRN-SIM1/2026/0002/R1"]),  # s2: the sale receipt
+        ("TRN-SIM1/2026/0002/R2", ["TRN-SIM1/2026/0002/D1"]),  # s2: the owner pays F + C and Cb on delivery:
+        ("TRN-SIM1/2026/0002/R3", ["TRN-SIM1/2026/0002/D1"]),  # two receipts, one delivery order
+        ("TRN-SIM1/2026/0003/R1", ["TRN-SIM1/2026/0003/A1"]),  # s3: the remittance acknowledgement
+        ("TRN-SIM1/2026/0004/R1", ["TRN-SIM1/2026/0004/R1"]),  # s4: the sale receipt
+        ("TRN-SIM1/2026/0005/R1", ["TRN-SIM1/2026/0005/D1"]),  # s5: the security, the interim delivery order
+        ("TRN-SIM1/2026/0006/R1", ["TRN-SIM1/2026/0006/R1"]),  # s6: the release receipt
+        ("TRN-SIM1/2026/0005/R2", ["TRN-SIM1/2026/0005/D2"]),  # s5: F + C on the final delivery
+    ]
+    assert [(r.kind, r.at.isoformat()) for r in receipts if r.case_number == "TRN-SIM1/2026/0006"] == [
+        ("fine_and_feeding", "2026-11-04T10:30:00+00:00")]
+
+
+def test_the_papers_of_a_whole_register_take_one_query_not_one_per_receipt(six, sessions):
+    with sessions() as session:
+        panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "SIM1"))
+        statements: list[str] = []
+
+        def count(_conn, _cursor, statement, *_args):
+            statements.append(statement)
+
+        engine = session.get_bind()
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            january = registers.Period(date(2026, 1, 1), date(2026, 1, 31), panchayat.timezone)
+            one = registers.receipts(session, panchayat, january)
+            asked_for_one, statements[:] = len(statements), []
+            every = registers.receipts(session, panchayat, whole_period(panchayat))
+            asked_for_every = len(statements)
+        finally:
+            event.remove(engine, "before_cursor_execute", count)
+    assert (len(one), len(every)) == (1, 9)
+    assert asked_for_one == asked_for_every == 5  # entries, case files, ordinals, reversals, papers
+    assert sum("case_act" in s for s in statements) == 1
+
+
 def test_several_runs_number_on_in_the_same_panchayat_and_a_misfit_is_refused(database_url, sessions):
     s6 = load_scenario(SCENARIOS / "s6-released-by-owner.yaml")
     first, second = run_scenarios([s6, s6], database_url)
@@ -249,6 +293,28 @@ def test_csv_has_exact_decimal_text_and_reconciles(two_panchayats):
     pound = list(csv.DictReader(io.StringIO(client.get(f"/registers/RMP/pound.csv?{YEAR}").get_data(as_text=True))))
     assert [(r["case_number"], r["tag"], r["disposal"], r["fine"]) for r in pound][:2] == [
         ("TRN-RMP/2026/0001", "RJ-1001", "sold", "500.00"), ("TRN-RMP/2026/0001", "RJ-1002", "sold", "500.00")]
+
+
+def test_the_receipts_page_and_csv_name_the_papers_of_each_receipt(two_panchayats):
+    client = sign_in(two_panchayats, "sec")
+    page = client.get(f"/registers/RMP/receipts?{YEAR}").get_data(as_text=True)
+    assert page.count("papers: TRN-RMP/2026/0002/D1") == 2  # s2: F + C and Cb, paid on the one delivery
+    assert ">TRN-RMP/2026/0001/R1</a><br><span class=\"muted papers\">papers: TRN-RMP/2026/0001/R1</span>" in page
+    response = client.get(f"/registers/RMP/receipts.csv?{YEAR}")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    lines = response.get_data(as_text=True).splitlines()
+    assert lines[0] == ("receipt_number,received_at,case_number,payer,payer_name,account,amount,kind,clause,"
+                        "reversed,papers")
+    assert lines[1] == ("TRN-RMP/2026/0001/R1,2026-01-10T15:00:00+05:30,TRN-RMP/2026/0001,buyer,Bidder B,suspense,"
+                        "12500.00,auction_money,Rule 130(b),,TRN-RMP/2026/0001/R1")
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert [(r["receipt_number"], r["papers"]) for r in rows] == [
+        ("TRN-RMP/2026/0001/R1", "TRN-RMP/2026/0001/R1"), ("TRN-RMP/2026/0002/R1", "TRN-RMP/2026/0002/R1"),
+        ("TRN-RMP/2026/0002/R2", "TRN-RMP/2026/0002/D1"), ("TRN-RMP/2026/0002/R3", "TRN-RMP/2026/0002/D1")]
+    kheri = sign_in(two_panchayats, "admin-sam1").get(f"/registers/KHR/receipts.csv?{YEAR}")
+    assert kheri.get_data(as_text=True).splitlines()[1] == (
+        "TRN-KHR/2026/0001/R1,2026-11-04T16:00:00+05:30,TRN-KHR/2026/0001,owner,Owner M,pound_account,900.00,"
+        "fine_and_feeding,reading: release,,TRN-KHR/2026/0001/R1")  # s6: the release
 
 
 def test_csv_cells_that_look_like_formulas_are_quoted():

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import BindParameter, bindparam, func, select
+from sqlalchemy import BindParameter, and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -125,7 +127,12 @@ def begin(session: Session, case: Case, user: User) -> ActRecord:
 
 def marks(act: CaseAct) -> dict[str, int]:
     """The act's marks: the highest id of each kind of row before it (:data:`MARKS`)."""
-    found = json.loads(act.marks_json or "{}")
+    return parse_marks(act.marks_json)
+
+
+def parse_marks(text: str | None) -> dict[str, int]:
+    """The marks kept in a :class:`CaseAct`'s ``marks_json`` text (0 for a kind it lacks)."""
+    found = json.loads(text or "{}")
     return {name: int(found.get(name) or 0) for name in MARKS}
 
 
@@ -138,3 +145,47 @@ def latest(session: Session, case_id: int) -> CaseAct | None:
 def of_case(session: Session, case_id: int) -> list[CaseAct]:
     """Every act of the case, oldest first (corrected ones too)."""
     return list(session.scalars(select(CaseAct).where(CaseAct.case_id == case_id).order_by(CaseAct.id)))
+
+
+def papers_of(session: Session, entries: Sequence[LedgerEntry]) -> dict[int, list[str]]:
+    """The numbers of the documents issued by the act that posted each of ``entries`` (ledger entries
+    of any cases), by entry id: e.g. ``{41: ["RMP/2026/0001/R1"]}`` for a release; ``[]`` for an entry
+    no act posted (a ledger reversal, a firing of the timer worker) or an act that issued no document.
+
+    Nothing links an entry to a document by key: both belong to an act (:class:`CaseAct`) by its
+    case, its one instant (the entry's ``at`` and the document's ``issued_at`` are the act's ``at``:
+    docs/RULE130.md, "One instant per act") and its marks (the rows of the case above the act's
+    marks were written by it, up to the next act's). So one query reads the acts of these cases at
+    these instants with the documents issued at their instant; an entry or a document belongs to
+    the last of its case's acts at its instant whose mark is below its id. A document is listed
+    once for both languages (one number); a cancelled one is listed too, as issued."""
+    if not entries:
+        return {}
+    found = session.execute(
+        select(CaseAct.id, CaseAct.case_id, CaseAct.at, CaseAct.marks_json, CaseDocument.id, CaseDocument.number)
+        .outerjoin(CaseDocument, and_(CaseDocument.case_id == CaseAct.case_id, CaseDocument.issued_at == CaseAct.at))
+        .where(CaseAct.case_id.in_(sorted({e.case_id for e in entries})),
+               CaseAct.at.in_(sorted({e.at for e in entries})))
+        .order_by(CaseAct.id, CaseDocument.id)).all()
+    acts_at: dict[tuple[int, datetime], dict[int, dict[str, int]]] = defaultdict(dict)  # in act order
+    issued: dict[int, tuple[int, datetime, str]] = {}
+    for act_id, case_id, at, marks_json, document_id, number in found:
+        acts_at[case_id, at].setdefault(act_id, parse_marks(marks_json))
+        if document_id is not None:
+            issued[document_id] = (case_id, at, number)
+
+    def act_of(case_id: int, at: datetime, row_id: int, kind: str) -> int | None:
+        return next((act_id for act_id, marks in reversed(acts_at.get((case_id, at), {}).items())
+                     if marks[kind] < row_id), None)
+
+    numbers: dict[int, list[str]] = defaultdict(list)
+    for document_id in sorted(issued):
+        case_id, at, number = issued[document_id]
+        issuer = act_of(case_id, at, document_id, "document")
+        if issuer is not None and number not in numbers[issuer]:
+            numbers[issuer].append(number)
+    result = {}
+    for entry in entries:
+        poster = act_of(entry.case_id, entry.at, entry.id, "ledger")
+        result[entry.id] = list(numbers.get(poster, [])) if poster is not None else []
+    return result

@@ -190,6 +190,29 @@ def _animals_on(cf: CaseFile, day: date) -> list[Animal]:
     return cf.living_animals(on=day)
 
 
+@dataclass(frozen=True)
+class Gone:
+    """An animal of the lot that left the pound other than with the lot: ``event`` is ``died`` or
+    ``escaped``, ``day`` the local calendar day it happened."""
+
+    animal: Animal
+    event: str
+    day: date
+
+
+def gone_before(cf: CaseFile, day: date) -> list[Gone]:
+    """The animals of ``cf`` that died or escaped on or before ``day`` (a local calendar day), in
+    the order impounded: those a paper of that day cannot hand over (RULE130.md 0: a death or an
+    escape is recorded with its date, and the animal's feeding stops that day). Where both a death
+    and an escape are recorded, the earlier counts (the death on a tie)."""
+    found = []
+    for animal in cf.animals:
+        gone = animal.gone_on()
+        if gone is not None and gone <= day:
+            found.append(Gone(animal, "died" if animal.died_on == gone else "escaped", gone))
+    return found
+
+
 def _is_training(session: Session, case: Case) -> bool:
     panchayat = session.get(Panchayat, case.panchayat_id)
     return panchayat is not None and panchayat.training
@@ -282,7 +305,8 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
     elif item.kind == "release_receipt":
         release = present(cf.release, "release to the owner")
         base.update(release=release, animals=_animals_on(cf, release.day), fine=fees.fine(cf),
-                    pound_feeding=fees.pound_feeding(cf, release.day))
+                    pound_feeding=fees.pound_feeding(cf, release.day), gone=gone_before(cf, release.day),
+                    impounded_heads=sum(1 for a in cf.animals if a.born_on is None))
         base["total"] = base["fine"] + base["pound_feeding"]
     else:
         raise KeyError(item.kind)

@@ -28,7 +28,7 @@ from ..casefile import Animal, CaseFile
 from ..errors import NotFound, NotPermitted, Refused
 from ..i18n import M_
 from ..store.models import Case, LedgerEntry, Panchayat, User
-from . import ledger
+from . import acts, ledger
 
 ZERO = Decimal("0.00")
 ACCOUNTS = ledger.PANCHAYAT_ACCOUNTS  # suspense, pound_account, panchayat_fund
@@ -305,6 +305,10 @@ class Receipt:
     kind: str
     clause: str
     reversed: bool = False  # reversed since (a correction or a ledger reversal): not money received
+    # the numbers of the documents the same act issued (the paper the payer holds: a sale or release
+    # receipt, a delivery order ...), as printed on them, in the order issued; none for an entry no
+    # act posted (a ledger reversal)
+    papers: list[str] = field(default_factory=list)
 
     @property
     def counted(self) -> Decimal:
@@ -318,7 +322,9 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     the order received. A receipt's number is the case number and its place among all the case's
     receipts (entries are never edited or removed, so the number never changes). A receipt whose
     entry was reversed since (a correction, a ledger reversal) is listed, marked ``reversed``, and
-    counts for nothing in a total (:attr:`Receipt.counted`)."""
+    counts for nothing in a total (:attr:`Receipt.counted`). Each receipt names the documents issued
+    by the act that posted it (:attr:`Receipt.papers`, by :func:`webapp.services.acts.papers_of`: one
+    query for the whole register)."""
     rows = session.scalars(
         select(LedgerEntry).where(LedgerEntry.panchayat_id == panchayat.id, LedgerEntry.at >= period.start,
                                   LedgerEntry.at < period.end, LedgerEntry.to_account.in_(ACCOUNTS),
@@ -328,9 +334,10 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     ordinal = _receipt_ordinals(session, {e.case_id for e in rows})
     undone = set(session.scalars(select(LedgerEntry.reversal_of).where(
         LedgerEntry.reversal_of.in_([e.id for e in rows]))).all()) if rows else set()
+    papers = acts.papers_of(session, rows)
     return [Receipt(f"{files[e.case_id][0]}/R{ordinal[e.id]}", e.at, e.case_id, files[e.case_id][0], e.from_account,
                     party_name(files[e.case_id][1], e.from_account, e.kind), e.to_account, e.amount, e.kind, e.clause,
-                    reversed=e.id in undone)
+                    reversed=e.id in undone, papers=papers.get(e.id, []))
             for e in rows]
 
 
