@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up what the tests need, lint, run every scenario through the CLI, then the whole pytest suite
 # on SQLite and, where PostgreSQL answers (127.0.0.1:5432 on the development and CI machines),
-# again on PostgreSQL (each test in a schema of its own).
+# on PostgreSQL too, side by side (each test in a schema of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
@@ -15,10 +15,25 @@ echo "all scenarios pass through 'rule130 simulate'"
 
 PG_URL="${RULE130_TEST_POSTGRES:-postgresql://postgres@127.0.0.1:5432/test}"
 if .venv/bin/python -c "import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()" "$PG_URL" 2>/dev/null; then
-  echo "== the suite on SQLite"
-  env -u RULE130_TEST_POSTGRES .venv/bin/python -m pytest "$@"
+  # The two runs share nothing (each test has its own SQLite file or PostgreSQL schema, each run its
+  # own temporary folder), so they run side by side: the SQLite run in the background, its report
+  # printed after the PostgreSQL run's. Either failing fails the whole.
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  echo "== the suite on SQLite (in the background; its report follows the PostgreSQL run's)"
+  env -u RULE130_TEST_POSTGRES RULE130_SCREENSHOTS="$work/screenshots" \
+    .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$work/sqlite" "$@" \
+    > "$work/sqlite.log" 2>&1 &
+  sqlite_run=$!
   echo "== the suite on PostgreSQL ($PG_URL)"
-  RULE130_TEST_POSTGRES="$PG_URL" exec .venv/bin/python -m pytest "$@"
+  pg_status=0
+  RULE130_TEST_POSTGRES="$PG_URL" .venv/bin/python -m pytest --basetemp="$work/postgresql" "$@" || pg_status=$?
+  sqlite_status=0
+  wait "$sqlite_run" || sqlite_status=$?
+  echo "== the suite on SQLite: its report"
+  cat "$work/sqlite.log"
+  echo "== exit status: SQLite $sqlite_status, PostgreSQL $pg_status"
+  [ "$sqlite_status" -eq 0 ] && [ "$pg_status" -eq 0 ]
 else
   echo "PostgreSQL does not answer at $PG_URL: the suite runs on SQLite only"
   exec .venv/bin/python -m pytest "$@"
