@@ -196,6 +196,39 @@ def test_s1_notice_and_sale_receipt_pdfs_state_every_particular_in_english_and_h
         assert metadata.creation_date == metadata.modification_date == found[key, "hi"].issued_at
 
 
+NOTICE_CLAIM = {  # the words of the notice for one animal and for several, by language
+    ("en", 1): "Any person claiming to own it may file an objection with the Gram Panchayat, with proof of "
+               "ownership, until the end of Monday, 20 April 2026.",
+    ("hi", 1): "इस पशु पर स्वामित्व का दावा करने वाला कोई भी व्यक्ति स्वामित्व के प्रमाण सहित सोमवार, 20 अप्रैल 2026 की "
+               "समाप्ति तक ग्राम पंचायत में आपत्ति प्रस्तुत कर सकता है।",
+    ("en", 2): "Any person claiming to own them may file an objection with the Gram Panchayat, with proof of "
+               "ownership, until the end of Sunday, 8 February 2026.",
+    ("hi", 2): "इन पशुओं पर स्वामित्व का दावा करने वाला कोई भी व्यक्ति स्वामित्व के प्रमाण सहित रविवार, 8 फ़रवरी 2026 की "
+               "समाप्ति तक ग्राम पंचायत में आपत्ति प्रस्तुत कर सकता है।",
+}
+
+
+@pytest.mark.parametrize(("scenario", "heads"), [("s2", 1), ("s1", 2)])
+def test_the_notice_says_it_for_one_animal_and_them_for_two_on_paper_and_on_the_board(
+        app, sessions, officers, virtual_clock, scenario, heads):
+    """s2 impounds one buffalo, s1 two cows: the notice's claim sentence follows the number listed,
+    in the stored document and on the public board, in English and in Hindi."""
+    case_id = run_scenario(sessions, officers, virtual_clock, scenario, until_step=1)
+    found = docs(sessions, case_id)
+    wrong = {("en", 1): "claiming to own them", ("hi", 1): "इन पशुओं पर स्वामित्व",
+             ("en", 2): "claiming to own it ", ("hi", 2): "इस पशु पर स्वामित्व"}
+    for language in ("en", "hi"):
+        text = html_text(found["notice", language])
+        assert NOTICE_CLAIM[language, heads] in text
+        assert wrong[language, heads] not in text
+        public = app.test_client()
+        public.set_cookie("lang", language)
+        page = public.get(f"/board/{case_id}")
+        assert page.status_code == 200
+        board = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page.get_data(as_text=True))))
+        assert NOTICE_CLAIM[language, heads] in board
+
+
 def test_amounts_of_a_lakh_and_more_are_grouped_the_indian_way_in_both_languages(app, sessions, officers,
                                                                                  virtual_clock):
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)

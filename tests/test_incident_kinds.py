@@ -53,7 +53,7 @@ def test_a_ledger_invariant_that_would_break_opens_an_incident(sessions, officer
         incident = session.scalars(select(Incident)).one()
         assert incident.kind == "ledger_invariant"
         assert (incident.element_id, incident.element_name) == ("svc_raise_report", "Raise report and open file")
-        assert incident.message == "ledger: the pound account would go below zero (-250.00)"
+        assert incident.message == "ledger: the pound account would go below zero (-₹250.00)"
         assert session.scalars(select(LedgerEntry)).all() == []  # nothing of the posting was kept
         assert session.scalars(select(TimerFiring)).all() == []
         assert session.get(Case, case.id).held_incident_id == incident.id

@@ -50,7 +50,7 @@ def test_a_settled_sale_breaks_no_invariant():
 def test_money_left_in_suspense_at_the_end_is_named():
     found = ledger.problems(SOLD[:2], closed=True, outcome="auction_final", shortfall=D("0.00"))
     assert kinds(found) == ["suspense_at_end"]
-    assert "7040.00 in the suspense account" in found[0].message
+    assert "₹7,040.00 in the suspense account" in found[0].message
     assert ledger.problems(SOLD[:2], closed=False, outcome="pending", shortfall=D("0.00")) == []
 
 
@@ -58,7 +58,7 @@ def test_an_account_of_the_panchayat_below_zero_is_named():
     found = ledger.problems([entry(1, "suspense", "buyer", "100.00")], closed=False, outcome="pending",
                             shortfall=D("0.00"))
     assert kinds(found) == ["below_zero"]
-    assert "suspense would go below zero (-100.00)" in found[0].message
+    assert "suspense would go below zero (-₹100.00)" in found[0].message
 
 
 def test_a_shortfall_only_where_the_rule_leaves_fine_and_feeding_unpaid():
@@ -72,7 +72,7 @@ def test_a_shortfall_only_where_the_rule_leaves_fine_and_feeding_unpaid():
     # the shortfall recorded must be exactly what the pound account did not receive
     wrong = ledger.problems(short, closed=True, outcome="auction_final", shortfall=D("900.00"), expected=due)
     assert kinds(wrong) == ["fine_and_feeding"]
-    assert "(1000.00) plus the shortfall (900.00) do not equal F + C (1960.00)" in wrong[0].message
+    assert "(₹1,000.00) plus the shortfall (₹900.00) do not equal F + C (₹1,960.00)" in wrong[0].message
 
 
 def test_a_reversed_entry_and_its_reversal_leave_the_sums_of_the_case():
@@ -92,7 +92,7 @@ def test_a_running_case_must_hold_in_suspense_what_its_file_says():
     short = ledger.problems([*SOLD[:1], entry(4, "suspense", "buyer", "172.30", "reversal", reversal_of=1)],
                             closed=False, outcome="pending", shortfall=D("0.00"), expected=held)
     assert kinds(short) == ["suspense_held"]
-    assert "must hold 9000.00" in short[0].message and "not 8827.70" in short[0].message
+    assert "must hold ₹9,000.00" in short[0].message and "not ₹8,827.70" in short[0].message
     delivered = [entry(1, "objector", "pound_account", "1960.00", "fine_and_feeding")]
     owed = ledger.Expected(suspense_held=D("0.00"), pound_held=D("1960.00"))
     assert ledger.problems(delivered, closed=False, outcome="pending", shortfall=D("0.00"), expected=owed) == []
@@ -227,7 +227,7 @@ def test_the_secretary_reverses_an_entry_posted_in_error_with_a_reason_once(driv
     refused(drive, reverse, drive, rows[2].id, "undo", match="itself the reversal")
     # the sale's own entry is what the file says: reversing it too would leave the buyer's repayment unfunded
     refused(drive, reverse, drive, sale.id, "wrong case",
-            match="the suspense account must hold 12500.00 for this case's later steps")
+            match="the suspense account must hold ₹12,500.00 for this case's later steps")
 
 
 def test_a_reversal_of_money_a_later_step_needs_is_refused(drive):
@@ -237,8 +237,8 @@ def test_a_reversal_of_money_a_later_step_needs_is_refused(drive):
     with drive.sessions() as s:
         [sale] = ledger.entries(s, drive.case_id)
     refused(drive, reverse, drive, sale.id, "the bid was recorded in the wrong case",
-            match="must hold 12500.00 for this case's later steps (the auction money, remittance or security "
-                  "on its file), not 0.00")
+            match="must hold ₹12,500.00 for this case's later steps (the auction money, remittance or security "
+                  "on its file), not ₹0.00")
 
 
 def test_a_reversal_is_refused_without_a_reason_or_for_another_role_or_panchayat(drive, officers):
@@ -263,12 +263,12 @@ def test_a_reversal_that_would_break_an_invariant_is_refused_naming_it(drive):
         [paid] = ledger.entries(s, drive.case_id)
     # F = 2 x 500 + C = 2 x 60 x 4 days: 1480.00 paid; the closed case must keep it
     refusal = refused(drive, reverse, drive, paid.id, "owner paid twice",
-                      match="fine and feeding received (0.00) plus the shortfall (0.00) do not equal F + C (1480.00)")
+                      match="fine and feeding received (₹0.00) plus the shortfall (₹0.00) do not equal F + C (₹1,480.00)")
     # a Hindi page says it all in Hindi: the invariant is a catalogue message too
     from webapp.i18n import localize
     assert localize(refusal.message, language="hi") == (
-        f"प्रविष्टि {paid.id} उलटी नहीं जा सकती: खाता-बही: प्राप्त जुर्माना और खुराक व्यय (0.00) तथा कमी (0.00) "
-        "मिलकर F + C (1480.00) के बराबर नहीं हैं")
+        f"प्रविष्टि {paid.id} उलटी नहीं जा सकती: खाता-बही: प्राप्त जुर्माना और खुराक व्यय (₹0.00) तथा कमी (₹0.00) "
+        "मिलकर F + C (₹1,480.00) के बराबर नहीं हैं")
 
 
 def test_a_reversal_that_would_leave_suspense_below_zero_is_refused(drive):
@@ -286,9 +286,9 @@ def test_a_reversal_that_would_leave_suspense_below_zero_is_refused(drive):
         sale, to_pound, to_fund = ledger.entries(s, drive.case_id)
     # F = 1000; C = 2 x 60 x (01-05..01-10 = 6 days) = 720; the balance 10780 went to the fund
     assert (to_pound.amount, to_fund.amount) == (D("1720.00"), D("10780.00"))
-    refused(drive, reverse, drive, sale.id, "wrong buyer", match="suspense would go below zero (-12500.00)")
+    refused(drive, reverse, drive, sale.id, "wrong buyer", match="suspense would go below zero (-₹12,500.00)")
     refused(drive, reverse, drive, to_fund.id, "wrong account",
-            match="the case would end with 10780.00 in the suspense account")
+            match="the case would end with ₹10,780.00 in the suspense account")
 
 
 # -- the page and the API ------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_the_case_page_offers_the_secretary_a_reversal_and_shows_it(client, driv
     assert f"reversed by entry {twice + 1}" in page
     response = client.post(f"/cases/{drive.case_id}/ledger/reversals", data={"entry": str(twice - 1), "reason": "x"})
     assert response.status_code == 422
-    assert "must hold 12500.00" in response.get_data(as_text=True)
+    assert "must hold ₹12,500.00" in response.get_data(as_text=True)
 
 
 def test_the_api_lists_entries_and_reverses_one(client, drive, sessions):

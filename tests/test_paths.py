@@ -354,7 +354,7 @@ def test_appeal_reverses_order_auction_stand_buyer_returns_and_objector_pays(dri
     assert drive.ready("sarpanch") == [("ut_pay_feeding_charges", date(2026, 3, 12))]  # delivered + 7
     drive.move("2026-03-06T11:00:00+05:30")
     refused(drive, drive.act, "sarpanch", "ut_pay_feeding_charges", {"amount": "720.01"},
-            match="C = 720.00")
+            match="C = ₹720.00")
     refused(drive, drive.act, "sarpanch", "ut_pay_feeding_charges", {"amount": "-1"}, match="negative")
     drive.act("sarpanch", "ut_pay_feeding_charges", {"amount": "600.00"})
 

@@ -122,6 +122,43 @@ def test_a_bad_rate_is_refused_and_nothing_is_added(sessions, officers, virtual_
         assert len(s.scalars(select(TariffRate)).all()) == 7
 
 
+ZERO_FINE = ("the fine is ₹0.00: a Panchayat may waive it, but a zero is usually a typing slip; write in the note why "
+             "it is zero")
+
+
+@pytest.mark.parametrize("fields, message, field_errors", [
+    ({"fine": "0"}, ZERO_FINE,
+     {"fine": "₹0.00: say why in the note", "note": "needed: why the rate is zero"}),
+    ({"feeding_per_day": "0.00", "note": "   "},
+     "the feeding per day is ₹0.00: a Panchayat may waive it, but a zero is usually a typing slip; write in the "
+     "note why it is zero",
+     {"feeding_per_day": "₹0.00: say why in the note", "note": "needed: why the rate is zero"}),
+    ({"fine": "0.00", "feeding_per_day": "0"},
+     "the fine and the feeding per day are ₹0.00: a Panchayat may waive them, but a zero is usually a typing slip; "
+     "write in the note why they are zero",
+     {"fine": "₹0.00: say why in the note", "feeding_per_day": "₹0.00: say why in the note",
+      "note": "needed: why the rate is zero"}),
+])
+def test_a_zero_rate_without_a_note_is_refused_naming_it_and_nothing_is_written(sessions, officers, virtual_clock,
+                                                                                fields, message, field_errors):
+    with pytest.raises(Refused) as refused:
+        add(sessions, officers["administrator"], **fields)
+    assert refused.value.message == message
+    assert refused.value.field_errors == field_errors
+    with sessions() as s:
+        assert len(s.scalars(select(TariffRate)).all()) == 7
+        assert s.scalars(select(AuditEntry).where(AuditEntry.kind == "tariff.added")).all() == []
+
+
+def test_a_zero_rate_with_a_note_saying_why_is_added(sessions, officers, virtual_clock):
+    row = add(sessions, officers["administrator"], "RMP", fine="0.00", feeding_per_day="0",
+              note="fine and feeding waived for the drought of 2026 (resolution 12/2026)")
+    assert (row.fine, row.feeding_per_day, row.note) == (D("0.00"), D("0.00"),
+                                                         "fine and feeding waived for the drought of 2026 "
+                                                         "(resolution 12/2026)")
+    assert rates(sessions, "RMP", date(2026, 1, 6))["cow"] == (D("0.00"), D("0.00"), "panchayat")
+
+
 def test_only_an_administrator_sets_tariffs(sessions, officers, virtual_clock):
     with pytest.raises(NotPermitted, match="only an administrator sets tariffs"):
         add(sessions, officers["secretary"], "RMP")
@@ -174,6 +211,23 @@ def test_the_tariffs_page_shows_rates_and_adds_one(client, virtual_clock):
     page = client.get("/admin/tariffs?panchayat=RMP").get_data(as_text=True)
     assert "Gram Panchayat Rampura (RMP)" in page and "₹550.00" in page and "scheduled" in page
     assert client.get("/admin/tariffs?panchayat=NOPE").status_code == 404
+
+
+def test_the_tariffs_page_asks_for_the_note_of_a_zero_fine_in_the_officers_language(client, virtual_clock):
+    sign_in(client, "admin")
+    form = {"panchayat": "RMP", "species": "cow", "fine": "0", "feeding_per_day": "65.50",
+            "effective_from": "2026-02-01", "note": ""}
+    response = client.post("/admin/tariffs", data=form)
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert ZERO_FINE in page and 'id="note" name="note" maxlength="500" value="" aria-describedby="note-help" ' \
+        'aria-invalid="true"' in page
+    client.post("/language", data={"lang": "hi"})
+    page = client.post("/admin/tariffs", data=form).get_data(as_text=True)
+    assert ("जुर्माना ₹0.00 है: पंचायत इसे माफ़ कर सकती है, पर शून्य प्रायः टाइप करने की भूल होती है; टिप्पणी में लिखें कि "
+            "यह शून्य क्यों है") in page
+    response = client.post("/admin/tariffs", data=form | {"note": "waived by resolution 12/2026"})
+    assert response.status_code == 302
 
 
 def test_the_tariffs_page_is_for_administrators(client):

@@ -752,7 +752,8 @@ def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(
     response = client.post(f"/cases/{case_id}/appeals", data={"appellant": "Mohan Lal"})
     assert response.status_code == 302
     text = text_of(client.get(f"/cases/{case_id}"))
-    assert "Appellant Mohan Lal, filed Wednesday, 11 March 2026 against the order auction stand — pending" in text
+    assert ("Appellant Mohan Lal, filed Wednesday, 11 March 2026, against the order that the auction stand "
+            "(Monday, 9 February 2026) — pending") in text
     assert ("Transfer lock (condition b(i)), until 30 days after the sale (Saturday, 10 January 2026) or the final decision, "
             "if later (not yet known)") in text
     virtual_clock.set(at("2026-03-20T10:00:00+05:30"))
@@ -760,12 +761,13 @@ def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(
     login(client, "app")
     link = task_link(client, "Decide appeal")
     page = client.get(link)
-    assert "Appeal pending by Mohan Lal, filed Wednesday, 11 March 2026, against the order auction stand" in text_of(page)
+    assert ("Appeal pending by Mohan Lal, filed Wednesday, 11 March 2026, against the order that the auction stand "
+            "(Monday, 9 February 2026)") in text_of(page)
     assert complete(client, link, decision="upheld", remarks="the order stands").status_code == 302
     page = client.get(f"/cases/{case_id}")
     text = text_of(page)
-    assert "outcome auction final" in text and "Mohan Lal, filed Wednesday, 11 March 2026 against the order auction stand — upheld" \
-        in text
+    assert "outcome auction final" in text and ("Mohan Lal, filed Wednesday, 11 March 2026, against the order that the auction stand "
+                                                "(Monday, 9 February 2026) — upheld (Friday, 20 March 2026)") in text
     assert element_text(page, "bal-pound_account") == "₹1,720.00"
     assert element_text(page, "bal-panchayat_fund") == "₹10,780.00"
 

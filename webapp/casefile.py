@@ -155,6 +155,10 @@ class Appeal:
     against: str  # order_auction_stand | ownership
     decision: str | None = None  # upheld | reversed
     decided_on: date | None = None
+    # against an ownership decision: the objector whose claim's order it is against (the appellant's
+    # own, else the claim proved, else the only claim decided); None where it is against the orders on
+    # several claims, and in appeals recorded before this was kept (webapp.services.claims)
+    objector: str | None = None
 
 
 @dataclass

@@ -16,6 +16,7 @@ from ..engine import runtime
 from ..errors import DeadlinePassed, Refused
 from ..i18n import M_
 from ..store.models import Case, User
+from .appeal_words import objector_appealed
 from .case_run import open_run, require_role
 from .scope import get_case
 
@@ -62,6 +63,8 @@ def _check_appeal_deadline(cf: CaseFile, now: datetime) -> None:
 
 def file_appeal(session: Session, user: User, case_id: int | str, appellant: str) -> Case:
     """Record an appeal against the Panchayat's decision (Rule 130(e) proviso); any person may appeal.
+    The appeal keeps which decision it is against: the order that the auction stand, or the
+    Panchayat's order on the objection of whom (:mod:`webapp.services.appeal_words`).
 
     Raises:
         DeadlinePassed: after the last day of the appeal period (named).
@@ -99,7 +102,8 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
                       {"appellant": M_("claim proved")})
     against = "order_auction_stand" if cf.order_auction_stand_on else "ownership"
     cf.appeals.append(Appeal(appellant=appellant, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone),
-                             against=against))
+                             against=against,
+                             objector=objector_appealed(cf, appellant) if against == "ownership" else None))
     if runtime.is_waiting_for_message(run.wf, "appeal_filed"):
         runtime.deliver_message(run.wf, "appeal_filed", {"appellant": appellant})
     run.event("task", "Appeal filed", element_id="ice_appeal_filed", actor_role=user.role,

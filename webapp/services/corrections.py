@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session
 from .. import casefile, clock, legal_time
 from ..casefile import CaseFile
 from ..errors import NotFound, NotPermitted, Refused
+from ..formats import format_rupees
 from ..i18n import M_, N_, OR, Message, message_json, message_list
 from ..store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
 from . import acts, cases, documents, ledger, live, notifications, tasklist
@@ -144,10 +145,10 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     paid = [entry for entry in entries if entry.to_account in ledger.PARTIES and entry.reversal_of is None]
     if paid:
         total = sum((entry.amount for entry in paid), Decimal("0.00"))
-        raise Refused(M_("the act “%(act)s” paid ₹%(amount)s to the %(party)s; money that has left the Panchayat "
+        raise Refused(M_("the act “%(act)s” paid %(amount)s to the %(party)s; money that has left the Panchayat "
                          "is not taken back by a correction: record its recovery (the secretary reverses the entry "
                          "once the money is back) or, against a decision, appeal", act=M_(act.name),
-                         amount=f"{total:.2f}", party=M_(paid[0].to_account.replace("_", " "))))
+                         amount=format_rupees(total), party=M_(paid[0].to_account.replace("_", " "))))
     before = casefile.load(acts.before_values(act.before)["file_json"])
     handed = _handed_over(before, cf_now)
     if handed is not None:

@@ -20,9 +20,10 @@ from sqlalchemy.orm import Session
 
 from .. import catalogues, fees, formats, stored_texts
 from ..casefile import Animal, CaseFile, name_key, present
-from ..i18n import N_
+from ..i18n import N_, localize
 from ..store.models import Case, Panchayat
 from . import ledger
+from .appeal_words import appeal_against
 
 LANGUAGES = ("en", "hi")
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "documents"
@@ -139,7 +140,8 @@ def environment(language: str) -> Environment:
                            when=lambda value, tz: formats.format_instant(value, tz, language), words=words,
                            listing=partial(formats.format_listing, language=language),
                            forum=partial(appellate_forum, language=language),
-                           memo=lambda value: stored_texts.retranslate(value, stored_texts.MEMOS, language))
+                           memo=lambda value: stored_texts.retranslate(value, stored_texts.MEMOS, language),
+                           says=lambda message: localize(message, language=language))
         _environments[language] = env
     return _environments[language]
 
@@ -288,7 +290,7 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
         base.update(dispatch=dispatch, animals=_animals_on(cf, dispatch.day), auction=cf.auctions[-1] if cf.auctions else None)
     elif item.kind == "appeal_decision":
         appeal = cf.appeals[present(item.appeal, "appeal number") - 1]
-        base.update(appeal=appeal, owner=cf.winning_objector if cf.owner_proved else None)
+        base.update(appeal=appeal, against=appeal_against(cf, appeal), owner=cf.winning_objector if cf.owner_proved else None)
     elif item.kind == "settlement":
         rows = ledger.entries(session, case.id)
         paid_in = sum((e.amount for e in ledger.effective(rows) if e.from_account == "objector"), Decimal("0.00"))

@@ -25,6 +25,7 @@ from ..deadlines import deadlines
 from ..formats import format_rupees
 from ..i18n import M_, N_, Message, localize, message_list
 from ..store.models import Case, CaseDocument, CaseEvent, CaseTask, LedgerEntry
+from .appeal_words import appeal_against
 
 DEADLINE_NAMES = {
     "objection_last_day": N_("the last day for objections"),
@@ -188,8 +189,8 @@ def _file_changes(old: casefile.CaseFile | None, new: casefile.CaseFile) -> list
         found.append(Follow(M_("the objection of %(name)s is recorded on %(day)s", name=objection.objector,
                                day=objection.filed_on)))
     for appeal in new.appeals[len(old.appeals):]:
-        found.append(Follow(M_("the appeal of %(name)s against the %(against)s is recorded on %(day)s",
-                               name=appeal.appellant, against=_words(appeal.against), day=appeal.filed_on)))
+        found.append(Follow(M_("the appeal of %(name)s against %(decision)s is recorded on %(day)s",
+                               name=appeal.appellant, decision=appeal_against(new, appeal), day=appeal.filed_on)))
     return found
 
 

@@ -46,6 +46,7 @@ from sqlalchemy.orm import Session
 from .. import casefile, clock, fees, legal_time
 from ..casefile import CaseFile
 from ..errors import EngineFailure, NotFound, NotPermitted, Refused
+from ..formats import format_rupees as rupees
 from ..i18n import M_
 from ..store.models import Case, CaseEvent, LedgerEntry, User
 from . import scope
@@ -223,7 +224,8 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
         shortfall: the shortfall recorded on the case (rupees, Decimal).
         expected: F + C and C at the end of custody, for a case that has ended (None: not checked).
     Returns:
-        the broken invariants, in the order listed (empty when the ledger is sound).
+        the broken invariants, in the order listed (empty when the ledger is sound); their amounts
+        are printed as the receipt prints them (``₹12,500.00``, ``-₹250.00``).
     """
     found: list[InvariantBroken] = []
     totals = net(rows)
@@ -233,30 +235,30 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
     if came_in != went_out + held or sum(totals.values(), ZERO) != ZERO:
         found.append(InvariantBroken(
             M_("ledger: money in (%(came_in)s) does not equal money out (%(went_out)s) plus the balances (%(held)s)",
-               came_in=came_in, went_out=went_out, held=held), "conservation"))
+               came_in=rupees(came_in), went_out=rupees(went_out), held=rupees(held)), "conservation"))
     for account in PANCHAYAT_ACCOUNTS:
         if totals.get(account, ZERO) < 0:
             found.append(InvariantBroken(
                 M_("ledger: the %(account)s would go below zero (%(amount)s)", account=M_(_words(account)),
-                   amount=totals[account]), "below_zero"))
+                   amount=rupees(totals[account])), "below_zero"))
     if closed and totals.get("suspense", ZERO) != ZERO:
         found.append(InvariantBroken(
-            M_("ledger: the case would end with %(amount)s in the suspense account", amount=totals["suspense"]),
+            M_("ledger: the case would end with %(amount)s in the suspense account", amount=rupees(totals["suspense"])),
             "suspense_at_end"))
     if shortfall < 0 or (shortfall > 0 and outcome not in SHORTFALL_OUTCOMES):
         found.append(InvariantBroken(
-            M_("ledger: a shortfall of %(shortfall)s is not allowed for the outcome %(outcome)s", shortfall=shortfall,
+            M_("ledger: a shortfall of %(shortfall)s is not allowed for the outcome %(outcome)s", shortfall=rupees(shortfall),
                outcome=M_(outcome.replace("_", " "))), "shortfall"))
     if not closed and expected is not None:
         if expected.suspense_held is not None and totals.get("suspense", ZERO) != expected.suspense_held:
             found.append(InvariantBroken(
                 M_("ledger: the suspense account must hold %(held)s for this case's later steps (the auction money, "
-                   "remittance or security on its file), not %(amount)s", held=expected.suspense_held,
-                   amount=totals.get("suspense", ZERO)), "suspense_held"))
+                   "remittance or security on its file), not %(amount)s", held=rupees(expected.suspense_held),
+                   amount=rupees(totals.get("suspense", ZERO))), "suspense_held"))
         if expected.pound_held is not None and totals.get("pound_account", ZERO) != expected.pound_held:
             found.append(InvariantBroken(
                 M_("ledger: the cattle pound account must hold F + C (%(held)s) until the feeding charges are paid, "
-                   "not %(amount)s", held=expected.pound_held, amount=totals.get("pound_account", ZERO)),
+                   "not %(amount)s", held=rupees(expected.pound_held), amount=rupees(totals.get("pound_account", ZERO))),
                 "pound_held"))
     if closed and expected is not None and expected.due is not None:
         standing = effective(rows)
@@ -265,13 +267,13 @@ def problems(rows: list[LedgerEntry], *, closed: bool, outcome: str, shortfall: 
         if received + shortfall != expected.due:
             found.append(InvariantBroken(
                 M_("ledger: fine and feeding received (%(received)s) plus the shortfall (%(shortfall)s) do not equal "
-                   "F + C (%(due)s)", received=received, shortfall=shortfall, due=expected.due), "fine_and_feeding"))
+                   "F + C (%(due)s)", received=rupees(received), shortfall=rupees(shortfall), due=rupees(expected.due)), "fine_and_feeding"))
         if outcome == "returned_to_objector" and expected.feeding is not None:
             charges = sum((e.amount for e in standing if e.kind in ("feeding_charges", "feeding_balance")), ZERO)
             if charges != expected.feeding:
                 found.append(InvariantBroken(
                     M_("ledger: feeding charges and their balance (%(charges)s) do not equal the pound feeding C "
-                       "(%(feeding)s)", charges=charges, feeding=expected.feeding), "feeding_charges"))
+                       "(%(feeding)s)", charges=rupees(charges), feeding=rupees(expected.feeding)), "feeding_charges"))
     return found
 
 

@@ -264,7 +264,8 @@ def _remittance(session: Session, cf: CaseFile, data: dict[str, Any], at: dateti
     data["proceeds"] = parse_amount(data.get("proceeds"), "proceeds", M_("the gross sale price"))
     data["expenses"] = parse_amount(data.get("expenses"), "expenses", M_("the expenses of sale"))
     if data["expenses"] > data["proceeds"]:
-        raise Refused(M_("the expenses of sale (%(expenses)s) cannot exceed the sale price (%(proceeds)s)", expenses=data['expenses'], proceeds=data['proceeds']),
+        raise Refused(M_("the expenses of sale (%(expenses)s) cannot exceed the sale price (%(proceeds)s)",
+                         expenses=format_rupees(data["expenses"]), proceeds=format_rupees(data["proceeds"])),
                       {"expenses": M_("more than the sale price")})
     return data
 
@@ -307,8 +308,9 @@ def _feeding(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     data["amount"] = parse_amount(data.get("amount"), "amount", M_("the feeding charges"))
     limit = fees.pound_feeding(cf, legal_time.local_day(at, cf.timezone))
     if data["amount"] > limit:
-        raise Refused(M_("the feeding charges cannot exceed the pound's feeding expenses C = %(limit)s (Rule 130(d))", limit=limit),
-                      {"amount": M_("at most %(limit)s", limit=limit)})
+        raise Refused(M_("the feeding charges cannot exceed the pound's feeding expenses C = %(limit)s (Rule 130(d))",
+                         limit=format_rupees(limit)),
+                      {"amount": M_("at most %(limit)s", limit=format_rupees(limit))})
     return data
 
 

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from .. import clock, legal_time, textguard
 from ..errors import NotFound, NotPermitted, Refused
+from ..formats import format_rupees
 from ..i18n import M_
 from ..store import audit
 from ..store.models import Panchayat, TariffRate, User
@@ -208,16 +209,18 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
     Args:
         code: the Panchayat's code, or empty (see :func:`scope`).
         species: one of webapp.tariff.SPECIES.
-        fine, feeding_per_day: rupees as text ("500", "75.25") or Decimal; zero allowed, not negative.
+        fine, feeding_per_day: rupees as text ("500", "75.25") or Decimal; not negative; zero only
+            with a note saying why (see :func:`_zero_needs_a_note`).
         effective_from: a local calendar day (``YYYY-MM-DD`` or a date) after today (see
             :func:`first_allowed_day`) and at most ``MAX_YEARS_AHEAD`` years after that day.
-        note: why (optional, at most 500 characters).
+        note: why (at most 500 characters; optional unless a rate is zero).
     Returns:
         the new row (the previous rates stay, as history).
     Raises:
         NotPermitted, NotFound (see :func:`scope`); Refused: an unknown species, an amount that is
         not rupees with paise, an effective day that is not after today or is more than
-        ``MAX_YEARS_AHEAD`` years after the first allowed day (each named), a long note.
+        ``MAX_YEARS_AHEAD`` years after the first allowed day (each named), a long note, a zero
+        fine or feeding rate without a note.
     """
     panchayat = scope(session, admin, code)
     kind = str(species or "").strip().lower() if isinstance(species, str) else ""
@@ -241,6 +244,7 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
     textguard.check_one_line(note_text, "note", M_("the note"))
     if len(note_text) > NOTE_LIMIT:
         raise Refused(M_("the note is longer than %(limit)s characters", limit=NOTE_LIMIT), {"note": M_("too long")})
+    _zero_needs_a_note(fine_amount, feeding_amount, note_text)
     row = TariffRate(panchayat_id=panchayat.id if panchayat is not None else None, species=kind, fine=fine_amount,
                      feeding_per_day=feeding_amount, effective_from=day, created_at=clock.now(),
                      created_by=admin.username, note=note_text)
@@ -251,3 +255,30 @@ def add(session: Session, admin: User, code: str | None, *, species: object, fin
                          "fine": f"{fine_amount:.2f}", "feeding_per_day": f"{feeding_amount:.2f}",
                          "effective_from": day.isoformat(), "note": note_text, "rate_id": row.id})
     return row
+
+
+def _zero_needs_a_note(fine: Decimal, feeding_per_day: Decimal, note: str) -> None:
+    """Refuse a fine or a feeding rate of ₹0.00 unless ``note`` says why. A Panchayat may lawfully
+    waive either (nothing in Rule 130 forbids it), but a zero is almost always a typing slip, and a
+    case impounded under it keeps it (module docstring); the note makes the choice deliberate.
+
+    Raises:
+        Refused: naming the zero field (or both) and asking for the note; field errors on each zero
+            field and on ``note``.
+    """
+    if note:
+        return
+    zero = [(name, label) for name, label, amount in (("fine", M_("the fine"), fine),
+                                                      ("feeding_per_day", M_("the feeding per day"), feeding_per_day))
+            if amount == 0]
+    if not zero:
+        return
+    nothing = format_rupees(Decimal("0.00"))
+    if len(zero) == 2:
+        message = M_("the fine and the feeding per day are %(amount)s: a Panchayat may waive them, but a zero is "
+                     "usually a typing slip; write in the note why they are zero", amount=nothing)
+    else:
+        message = M_("%(field)s is %(amount)s: a Panchayat may waive it, but a zero is usually a typing slip; write "
+                     "in the note why it is zero", field=zero[0][1], amount=nothing)
+    fields: dict[str, str] = {name: M_("%(amount)s: say why in the note", amount=nothing) for name, _ in zero}
+    raise Refused(message, fields | {"note": M_("needed: why the rate is zero")})

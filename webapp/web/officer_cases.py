@@ -21,11 +21,12 @@ from flask import redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
 from .. import casefile, clock
+from ..casefile import Appeal, CaseFile
 from ..digits import ascii_digits
 from ..errors import AlreadySubmitted, NotPermitted, Refused
 from ..formats import format_instant
-from ..i18n import M_, Message, flash_message
-from ..services import cases, corrections, documents, ledger, overview, search, tasks, uow
+from ..i18n import M_, Message, flash_message, localize
+from ..services import appeal_words, cases, corrections, documents, ledger, overview, search, tasks, uow
 from ..tariff import SPECIES
 from . import check
 from .context import BPMN_JS_DIST, db_session, sessions
@@ -232,13 +233,24 @@ def file_objection(case_id: int) -> Any:
                      deadline="objection_last_day")
 
 
+@bp.app_template_global("appeal_against")
+def appeal_against(cf: CaseFile, appeal: Appeal | None = None) -> str:
+    """The decision ``appeal`` is against (None: that an appeal filed now would be against), in the
+    page's language: "the order that the auction stand (Monday, 9 February 2026)", "the order on
+    the objection of Ramesh (…)" (:func:`webapp.services.appeal_words.appeal_against`)."""
+    return localize(appeal_words.appeal_against(cf, appeal))
+
+
 @bp.route("/cases/<int:case_id>/appeals", methods=["POST"])
 def file_appeal(case_id: int) -> Any:
-    """The secretary records an appeal against the Panchayat's decision."""
+    """The secretary records an appeal against the Panchayat's decision (named: the order that the
+    auction stand, or the order on whose objection)."""
     appellant = request.form.get("appellant", "").strip()
+    cf = casefile.load(cases.get_case(db_session(), me(), case_id).file_json)
+    against = appeal_words.appeal_against(cf, appellant=appellant or None)
     return _case_act(case_id, "file_appeal", cases.file_appeal, appellant,
                      done=M_("The appeal of %(name)s was recorded.", name=appellant), values={"appellant": appellant},
-                     title=M_("File an appeal against the Panchayat's decision"),
+                     title=M_("File an appeal against %(decision)s", decision=against),
                      printed=[(_("Appellant's name"), appellant)], deadline="appeal_last_day")
 
 
