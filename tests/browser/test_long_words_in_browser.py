@@ -33,6 +33,10 @@ def test_sixty_character_words_wrap_on_the_case_page_and_the_receipt(language, b
     keeper.fill("[name=description-1]", "grey cow, bell on neck")
     keeper.fill("[name=tag-1]", TAG)
     keeper.click("main form [type=submit]")
+    keeper.wait_for_selector("#check-confirm")  # the new case's check page shows the long values too
+    assert TAG in keeper.locator("#check-values").inner_text()
+    assert overflow(keeper) <= 360, f"the check page is {overflow(keeper)} px wide at 360 px"
+    keeper.click("#check-confirm")
     keeper.wait_for_load_state()
     case_id = int(keeper.url.rstrip("/").split("/")[-1])
     assert VILLAGE in keeper.locator("main").inner_text() and TAG in keeper.locator("main").inner_text()
