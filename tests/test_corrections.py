@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
+import lxml.html
 import pytest
 from sqlalchemy import select
 
@@ -279,6 +280,16 @@ def test_another_panchayats_officer_gets_404_and_a_missing_reason_422_changing_n
     login(client, "sec")
     refused = client.post(f"/cases/{drive.case_id}/corrections", data={"act": act_id, "reason": " ", "step": "check"})
     assert refused.status_code == 422 and "give the reason for the correction" in refused.get_data(as_text=True)
+    # on a phone the form is thousands of pixels down: the refusal is said first, at the top, focused,
+    # with a link to the form (which keeps what was entered), and the title starts with "Error:"
+    page = lxml.html.fromstring(refused.get_data(as_text=True))
+    assert page.findtext(".//title").startswith("Error: Case RMP/2026/0001")
+    summary = page.get_element_by_id("error-summary")
+    assert summary.get("autofocus") is not None and summary.get("role") == "alert"
+    assert "give the reason for the correction" in summary.text_content()
+    assert [(a.get("href"), a.text_content()) for a in summary.iter("a")] == [
+        ("#correct", "Nothing was recorded: go to the form, with what you entered")]
+    assert page.get_element_by_id("correct") is not None
     assert state(drive) == before
 
 
