@@ -9,6 +9,7 @@ from tests.test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
 from webapp.errors import DeadlinePassed
 from webapp.i18n import localize
 from webapp.services import cases, tasks, uow
+from webapp.store.models import Case
 
 
 @pytest.fixture
@@ -179,3 +180,19 @@ def test_opening_a_case_on_the_page_shows_its_check_page_keeps_the_values_on_cha
     assert done.status_code == 302 and count() == 1
     again = client.post("/cases/new", data={**form, "step": "confirm"})
     assert again.status_code == 302 and count() == 1
+
+
+def test_a_case_recorded_after_its_release_window_says_the_window_ended_and_the_notice_is_due(drive):
+    """Impounded on 5 January, recorded on 12 January: the window ended with 8 January (impoundment
+    + 3, RULE130.md "Time"); its timer takes effect in the same act, and the words say so rather
+    than that the owner may still release."""
+    drive.move("2026-01-12T10:00:00+05:30")
+    pk = drive.officers["pound_keeper"]
+    follows = uow.preview(drive.sessions, "start_case", cases.start_case, pk, impounded_at="2026-01-05T10:00:00+05:30",
+                          place_seized="Bhimpura", place_impounded="Kanji House, Rampura", nearest_village="Bhimpura",
+                          animals=ONE_COW, user=pk)
+    texts = said(follows)
+    assert "the 3-day release window ended with Thursday, 8 January 2026: the notice is due now" in texts
+    assert not any(text.startswith("the owner may release") for text in texts)
+    with drive.sessions() as session:
+        assert session.query(Case).count() == 0  # a preview: nothing recorded

@@ -91,7 +91,10 @@ def test_a_flash_is_shown_in_the_language_of_the_page_that_shows_it(client, sess
                                                "species-1": "cow", "description-1": "brown cow"})
     assert response.status_code == 302
     assert client.post("/language", data={"lang": "en", "next": "/tasks"}).status_code == 302
-    assert "Case RMP/2026/0001 opened: the 3-day release window has started." in text_of(client.get("/tasks"))
+    text = text_of(client.get("/tasks"))
+    assert "Case RMP/2026/0001 opened." in text
+    assert ("the owner may release the whole lot until the end of Thursday, 8 January 2026 (the 3-day release "
+            "window); after it the notice is published." in text)
 
 
 def test_the_timer_lag_page_names_each_timer_in_hindi(client, fired_three):  # noqa: F811 - the fixture

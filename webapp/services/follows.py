@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from .. import casefile
+from .. import casefile, clock, legal_time
 from ..deadlines import deadlines
 from ..formats import format_rupees
 from ..i18n import M_, N_, Message, localize, message_list
@@ -112,8 +112,12 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
             if key in DEADLINE_NAMES and day is not None and deadlines(old).get(key) != day:
                 follows.append(Follow(M_("%(deadline)s will be %(day)s", deadline=M_(DEADLINE_NAMES[key]), day=day)))
     elif case.status == "running":  # a new case: the window the owner has to release the whole lot
-        follows.append(Follow(M_("the owner may release the whole lot until the end of %(day)s (the 3-day release "
-                                 "window); after it the notice is published", day=deadlines(new)["release_last_day"])))
+        last = deadlines(new)["release_last_day"]
+        if last is not None and last < legal_time.local_day(clock.now(), new.timezone):  # recorded late
+            follows.append(Follow(M_("the 3-day release window ended with %(day)s: the notice is due now", day=last)))
+        else:
+            follows.append(Follow(M_("the owner may release the whole lot until the end of %(day)s (the 3-day "
+                                     "release window); after it the notice is published", day=last)))
     if (before.status == "running" and case.status != "running") or (old is None and case.status != "running"):
         follows.append(Follow(M_("the case closes: %(outcome)s", outcome=_words(new.outcome))))
     for event in events:

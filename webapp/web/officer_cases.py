@@ -115,7 +115,7 @@ def new_case() -> Any:
         if asked == check.CHECK:
             follows = uow.preview(sessions(), "start_case", cases.start_case, user, **act, user=user)
             return _opening_check(values, rows, animals, impounded_at, tz, follows)
-        case = uow.perform(sessions(), "start_case", cases.start_case, user, **act, user=user)
+        case, told = uow.perform_told(sessions(), "start_case", cases.start_case, user, **act, user=user)
     except AlreadySubmitted as again:
         flash_message(again.message, "info")
         if again.case_id:
@@ -126,8 +126,7 @@ def new_case() -> Any:
             values["submission"] = uuid.uuid4().hex
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
                                field_errors=refused.field_errors, **context), 422
-    flash_message(M_("Case %(number)s opened: the 3-day release window has started.", number=case.case_number),
-                  "success")
+    check.tell(M_("Case %(number)s opened.", number=case.case_number), told, case.id)  # with what followed
     return redirect(url_for("officer.case", case_id=case.id))
 
 
