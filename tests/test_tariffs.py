@@ -255,3 +255,29 @@ def test_the_tariffs_api(client, sessions, virtual_clock):
     response = client.post("/api/v1/tariffs", json={"species": "goat", "fine": "1", "feeding_per_day": "1",
                                                     "effective_from": "2026-01-05"}, headers=headers)
     assert response.status_code == 422 and response.get_json()["error"]["fields"] == {"effective_from": "too early"}
+
+
+def test_a_training_panchayats_rates_start_after_the_today_of_its_own_clock(sessions, officers, virtual_clock):
+    """The trainees moved TRN1's clock 45 days ahead (real 3 December 2026, training 17 January 2027):
+    its "today" is the training one, so a rate from 10 December 2026 — after the real today but
+    already past on its clock — is refused (it would change cases already impounded there), and the
+    first allowed day is 18 January 2027. A live Panchayat's first day stays the real tomorrow."""
+    virtual_clock.set(datetime.fromisoformat("2026-12-03T12:00:00+05:30"))
+    with sessions() as s:
+        trn = users.create_panchayat(s, "TRN1", "Training", "TRAINING-TRN1", training=True)
+        trn.clock_offset_seconds = 45 * 86400
+        s.commit()
+    with sessions() as s:
+        trn = s.scalar(select(Panchayat).where(Panchayat.code == "TRN1"))
+        rmp = s.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
+        assert tariffs.today(s, trn) == date(2027, 1, 17) and tariffs.today(s, rmp) == date(2026, 12, 3)
+        assert tariffs.first_allowed_day(s, trn) == date(2027, 1, 18)
+        assert tariffs.first_allowed_day(s, rmp) == date(2026, 12, 4)
+    with pytest.raises(Refused) as refused:
+        add(sessions, officers["administrator"], "TRN1", species="sheep", effective_from="2026-12-10")
+    assert refused.value.message == ("a new rate takes effect from a later day than today, so that no case "
+                                     "already impounded changes: choose 2027-01-18 or later")
+    with sessions() as s:
+        assert s.scalar(select(TariffRate).where(TariffRate.species == "sheep",
+                                                 TariffRate.effective_from == date(2026, 12, 10))) is None
+    add(sessions, officers["administrator"], "TRN1", species="sheep", effective_from="2027-01-18")

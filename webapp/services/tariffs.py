@@ -21,7 +21,7 @@ installation, in force from 2000-01-01.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy import bindparam, or_, select
@@ -145,21 +145,29 @@ def zone(session: Session, panchayat: Panchayat | None) -> str:
     return (panchayat.timezone if panchayat is not None else None) or DEFAULT_ZONE
 
 
+def today(session: Session, panchayat: Panchayat | None) -> date:
+    """The scope's today: the local day of its clock in its zone — for a training Panchayat its own
+    clock, run ahead by the trainees (webapp.services.training); else the real clock."""
+    ahead = timedelta(seconds=panchayat.clock_offset_seconds or 0) if panchayat is not None and panchayat.training \
+        else timedelta(0)
+    return legal_time.local_day(clock.now() + ahead, zone(session, panchayat))
+
+
 def first_allowed_day(session: Session, panchayat: Panchayat | None) -> date:
-    """The earliest effective day a new rate may have: the day after today in the Panchayat's zone;
-    for the installation, the day after the latest "today" of any Panchayat's zone."""
-    from datetime import timedelta
+    """The earliest effective day a new rate may have: the day after the Panchayat's today (:func:`today`:
+    a training Panchayat's on its own clock); for the installation, the day after the latest real
+    "today" of any Panchayat's zone."""
+    if panchayat is not None:
+        return today(session, panchayat) + timedelta(days=1)
     now = clock.now()
-    zones = {zone(session, panchayat)}
-    if panchayat is None:
-        zones |= {tz for tz in session.scalars(select(Panchayat.timezone)) if tz}
+    zones = {zone(session, None)} | {tz for tz in session.scalars(select(Panchayat.timezone)) if tz}
     return max(legal_time.local_day(now, tz) for tz in zones) + timedelta(days=1)
 
 
 def history(session: Session, panchayat: Panchayat | None) -> list[HistoryRow]:
     """Every rate of the scope (the Panchayat's own rows; for the installation, its rows), newest
     effective day first, with its standing today in the scope's zone."""
-    today = legal_time.local_day(clock.now(), zone(session, panchayat))
+    day = today(session, panchayat)
     query = select(TariffRate).where(TariffRate.panchayat_id == panchayat.id if panchayat is not None
                                      else TariffRate.panchayat_id.is_(None))
     rows = list(session.scalars(query.order_by(TariffRate.effective_from, TariffRate.id)))
@@ -167,13 +175,13 @@ def history(session: Session, panchayat: Panchayat | None) -> list[HistoryRow]:
     current: dict[str, int] = {}
     for row in rows:
         latest[(row.species, row.effective_from)] = row.id
-        if row.effective_from <= today:
+        if row.effective_from <= day:
             current[row.species] = row.id
     out = []
     for row in reversed(rows):
         if latest[(row.species, row.effective_from)] != row.id:
             status = "superseded"
-        elif row.effective_from > today:
+        elif row.effective_from > day:
             status = "scheduled"
         elif current.get(row.species) == row.id:
             status = "in_force"

@@ -39,7 +39,7 @@ def _only_administrators() -> Any:
 
 def _context(session: Any, admin: User, panchayat: Panchayat | None) -> dict[str, Any]:
     tz = tariffs.zone(session, panchayat)
-    today = legal_time.local_day(clock.now(), tz)
+    today = tariffs.today(session, panchayat)  # a training Panchayat's on its own clock
     rates = tariffs.in_force(session, panchayat.id, today) if panchayat is not None else {
         row.rate.species: row.rate for row in tariffs.history(session, None) if row.status == "in_force"}
     return {"scopes": tariffs.managed(session, admin), "panchayat": panchayat, "today": today, "tz": tz,
@@ -125,7 +125,7 @@ def api_tariffs() -> Any:
     tz = tariffs.zone(session, panchayat)
     on_text = request.args.get("on")
     try:
-        on = tariffs._day(on_text) if on_text else legal_time.local_day(clock.now(), tz)
+        on = tariffs._day(on_text) if on_text else tariffs.today(session, panchayat)
     except Refused as refused:
         raise Refused(refused.message.replace("effective date", "day"), {"on": "not a date"}) from None
     if panchayat is not None:
