@@ -11,7 +11,6 @@ from flask import Blueprint, g, jsonify, redirect, render_template, request, url
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from .. import clock, legal_time
 from ..errors import NotPermitted, Refused, Rule130Error
 from ..i18n import M_, flash_message
 from ..services import tariffs, uow
@@ -122,7 +121,6 @@ def api_tariffs() -> Any:
     (``?panchayat=CODE``; empty: your Panchayat, or the installation)."""
     session = db_session()
     panchayat = tariffs.scope(session, g.api_user, request.args.get("panchayat"))
-    tz = tariffs.zone(session, panchayat)
     on_text = request.args.get("on")
     try:
         on = tariffs._day(on_text) if on_text else tariffs.today(session, panchayat)
