@@ -12,13 +12,14 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from webapp.cli import main
-from webapp.services import timers, training
+from webapp.services import notifications, timers, training
 from webapp.store.models import (
     AuditEntry,
     Case,
     CaseDocument,
     CaseEvent,
     Delivery,
+    Notification,
     NotificationPreference,
     Panchayat,
     User,
@@ -190,6 +191,15 @@ def test_a_reset_puts_the_cases_away_and_starts_afresh_on_the_real_clock(client,
     make_training(sessions)
     first = start_training_case(client, virtual_clock)
     move(client, how="days", days="10")
+
+    def secretarys_inbox() -> tuple[list[int | None], int]:
+        with sessions() as session:
+            secretary = session.scalar(select(User).where(User.username == "trn1-secretary"))
+            return ([n.case_id for n in notifications.inbox(session, secretary)],
+                    notifications.unread_count(session, secretary))
+
+    told, unread = secretarys_inbox()
+    assert first in told and unread >= 1  # "Publish notice" for the secretary, once the window closed
     result = CliRunner().invoke(main, ["training", "TRN1", "--reset", "--database",
                                        str(sessions.kw["bind"].url.render_as_string(hide_password=False))])
     assert result.exit_code == 0, result.output
@@ -197,6 +207,9 @@ def test_a_reset_puts_the_cases_away_and_starts_afresh_on_the_real_clock(client,
     login(client, "trn1-keeper")
     assert "TRN-TRN1/2026/0001" not in text_of(client.get("/cases"))
     assert client.get(f"/cases/{first}").status_code == 404
+    assert secretarys_inbox() == ([], 0)  # no notification about a put-away case, nor a dead link to it
+    with sessions() as session:  # kept, not deleted
+        assert session.scalar(select(func.count()).select_from(Notification).where(Notification.case_id == first)) >= 1
     second = start_training_case(client, virtual_clock)
     with sessions() as session:
         assert session.get(Case, second).case_number == "TRN-TRN1/2026/0002"  # numbers go on

@@ -8,7 +8,7 @@ import json
 from datetime import date
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import bindparam, exists, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from .. import clock
@@ -111,16 +111,24 @@ def _is_training(session: Session, panchayat_id: int) -> bool:
     return panchayat is not None and panchayat.training
 
 
+# A notification about a case of a put-away training Panchayat (webapp.services.training.reset) is
+# kept but no longer shown: its case is out of every list, and the trainees start afresh.
+_NOT_PUT_AWAY = or_(Notification.case_id.is_(None), ~exists(
+    select(Case.id).join(Panchayat, Panchayat.id == Case.panchayat_id)
+    .where(Case.id == Notification.case_id, Panchayat.archived_at.is_not(None))))
+
+
 def inbox(session: Session, user: User, limit: int = 100) -> list[Notification]:
-    """The user's notifications, newest first (at most ``limit``)."""
-    return list(session.scalars(select(Notification).where(Notification.user_id == user.id)
+    """The user's notifications, newest first (at most ``limit``), but those about the cases of a
+    put-away training Panchayat."""
+    return list(session.scalars(select(Notification).where(Notification.user_id == user.id, _NOT_PUT_AWAY)
                                 .order_by(Notification.created_at.desc(), Notification.id.desc()).limit(limit)))
 
 
 def unread_count(session: Session, user: User) -> int:
-    """How many of the user's notifications are unread."""
+    """How many of the user's notifications shown in the inbox (:func:`inbox`) are unread."""
     return session.scalar(select(func.count()).select_from(Notification)
-                          .where(Notification.user_id == user.id, Notification.read_at.is_(None))) or 0
+                          .where(Notification.user_id == user.id, Notification.read_at.is_(None), _NOT_PUT_AWAY)) or 0
 
 
 def mark_read(session: Session, user: User, notification_id: int | None = None) -> int:
