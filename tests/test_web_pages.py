@@ -788,7 +788,7 @@ def test_a_mangled_lock_version_is_refused_not_skipped(client, sessions, virtual
 
 def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_more(client, sessions, virtual_clock):
     """A double click on "Publish notice": the second send finds the task completed by the first; it
-    says the officer's own first submission stands (not that someone else changed the case)."""
+    says the officer completed it and this one was not recorded (not that someone else changed the case)."""
     case_id = start_case_on_page(client, virtual_clock)
     pass_release_window(sessions, virtual_clock)
     virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
@@ -799,8 +799,9 @@ def test_a_task_form_sent_twice_says_the_first_completed_it_and_changes_nothing_
     published = case_file(sessions, case_id).notice
     again = client.post(link, data=form)
     assert again.status_code == 409
-    assert ("of case RMP/2026/0001 is no longer open: you completed it yourself; your first submission stands and "
-            "this one changed nothing") in text_of(again)
+    assert ("of case RMP/2026/0001 is no longer open: you completed it yourself; what you sent this time was not "
+            "recorded. If it differs from your first entry (another bid, another amount), enter it again on the "
+            "case's open task") in text_of(again)
     assert "Already done" in text_of(again) and "Changed by someone else" not in text_of(again)  # the heading
     assert case_file(sessions, case_id).notice == published
 

@@ -227,18 +227,20 @@ def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], 
 
 def _sent_twice(case_id: int, task: Message | None = None) -> Any:
     """The same task sent again after this officer completed it (a double click, the back button):
-    a conflict (409) that says the first submission stands and this one changed nothing, not that
-    someone else changed the case.
+    a conflict (409) that says this submission was not recorded and how to enter it again if it
+    was a different entry (a second bid from another tab), not that someone else changed the case.
 
     Raises:
         SentTwice: always (a Conflict: 409).
     """
     number = cases.get_case(db_session(), me(), case_id).case_number
     if task is None:
-        raise SentTwice(M_("this task of case %(number)s is no longer open: you completed it yourself; your first "
-                          "submission stands and this one changed nothing", number=number))
-    raise SentTwice(M_("the task “%(task)s” of case %(number)s is no longer open: you completed it yourself; your "
-                      "first submission stands and this one changed nothing", task=task, number=number))
+        raise SentTwice(M_("this task of case %(number)s is no longer open: you completed it yourself; what you sent "
+                          "this time was not recorded. If it differs from your first entry (another bid, another "
+                          "amount), enter it again on the case's open task", number=number))
+    raise SentTwice(M_("the task “%(task)s” of case %(number)s is no longer open: you completed it yourself; what "
+                      "you sent this time was not recorded. If it differs from your first entry (another bid, "
+                      "another amount), enter it again on the case's open task", task=task, number=number))
 
 
 def _completed_by(case_id: int, task_id: str, user: User) -> bool:
