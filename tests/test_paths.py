@@ -299,7 +299,9 @@ def test_unsold_dispatched_to_a_receiving_officer_who_records_the_remittance(dri
     refused(drive, drive.act, "sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": "Nobody"},
             match="no receiving officer is called Nobody")
     drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
-                                               "receiver": "Gram Panchayat Kishanpura"})
+                                               "receiver": " RECV "})  # the user name as typed on a phone
+    dispatch = drive.file().dispatch
+    assert (dispatch.receiver, dispatch.receiver_user_id) == ("Gram Panchayat Kishanpura", officers["receiving_officer"].id)
     assert drive.ready("receiving_officer") == [("ut_record_remittance", date(2026, 1, 27))]  # dispatch + 15
     drive.move("2026-01-20T10:00:00+05:30")
     refused(drive, drive.act, "receiving_officer", "ut_record_remittance",

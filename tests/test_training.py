@@ -433,7 +433,9 @@ def test_the_trainee_receiving_officer_works_on_the_training_clock_and_live_and_
     drive.fire_past(ist_midnight("2026-01-12"))
     for name in ("trn1-receiver", "Trainee Receiving Officer"):
         refused(drive, drive.act, "sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": name},
-                match=f"no receiving officer is called {name}")
+                match=f"{name} is a receiving officer for training: a live case goes only to a live receiving officer")
+    refused(drive, drive.act, "sarpanch", "ut_decide_unsold", {"choice": "cattle_fair", "receiver": "Nobody Known"},
+            match="no receiving officer is called Nobody Known")
 
     virtual_clock.set(at("2026-01-05T10:05:00+05:30"))
     case_id = start_training_case(client, virtual_clock)
@@ -445,7 +447,9 @@ def test_the_trainee_receiving_officer_works_on_the_training_clock_and_live_and_
     link = task_link(client, "Decide unsold cattle")
     for name in ("recv", "Gram Panchayat Kishanpura"):  # the live receiving officer
         answer = complete(client, link, choice="cattle_fair", receiver=name)
-        assert answer.status_code == 422 and f"no receiving officer is called {name}" in text_of(answer)
+        assert answer.status_code == 422
+        assert (f"{name} is a live receiving officer: a training case goes only to a receiving officer of the "
+                "training Panchayat") in text_of(answer)
     assert complete(client, link, choice="cattle_fair", receiver="Trainee Receiving Officer").status_code == 302
     with sessions() as session:
         receiver = session.scalar(select(User).where(User.username == "trn1-receiver"))

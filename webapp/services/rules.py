@@ -251,9 +251,20 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
     if choice in ("neighbouring_panchayat", "cattle_fair"):
         receiver = _require_text(data, "receiver", M_("the receiving officer"))
         # the users the simulator made are receiving officers of training Panchayats' cases only
-        user = users.by_display_name(session, receiver, "receiving_officer",
-                                     include_simulated=users.is_training_case(session, cf.case_number))
+        training = users.is_training_case(session, cf.case_number)
+        user = users.by_display_name(session, receiver, "receiving_officer", include_simulated=training)
         if user is None:
+            try:  # one of the other world (a trainee for a live case, a live officer for a training one)?
+                other = users.by_display_name(session, receiver, "receiving_officer", include_simulated=not training)
+            except Refused:
+                other = None
+            if other is not None and training:
+                raise Refused(M_("%(receiver)s is a live receiving officer: a training case goes only to a receiving "
+                                 "officer of the training Panchayat", receiver=receiver),
+                              {"receiver": M_("a live receiving officer")})
+            if other is not None:
+                raise Refused(M_("%(receiver)s is a receiving officer for training: a live case goes only to a live "
+                                 "receiving officer", receiver=receiver), {"receiver": M_("a receiving officer for training")})
             raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id
     return data

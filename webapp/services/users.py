@@ -432,7 +432,8 @@ def by_display_name(session: Session, name: str, role: str, *, include_simulated
     else:
         query = query.where(User.simulated.is_(False), ~trainee)
     people = list(session.scalars(query.order_by(User.username)))
-    by_username = next((user for user in people if user.username == name), None)
+    wanted = name.strip().lower()  # a user name as typed on a phone: any case, stray spaces
+    by_username = next((user for user in people if user.username.lower() == wanted), None)
     if by_username is not None:
         return by_username
     named = [user for user in people if name and name_key(user.display_name) == name_key(name)]
