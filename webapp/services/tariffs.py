@@ -148,8 +148,7 @@ def zone(session: Session, panchayat: Panchayat | None) -> str:
 def today(session: Session, panchayat: Panchayat | None) -> date:
     """The scope's today: the local day of its clock in its zone — for a training Panchayat its own
     clock, run ahead by the trainees (webapp.services.training); else the real clock."""
-    ahead = timedelta(seconds=panchayat.clock_offset_seconds or 0) if panchayat is not None and panchayat.training \
-        else timedelta(0)
+    ahead = panchayat.clock_ahead if panchayat is not None else timedelta(0)
     return legal_time.local_day(clock.now() + ahead, zone(session, panchayat))
 
 

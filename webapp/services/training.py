@@ -116,7 +116,7 @@ def is_training(session: Session, panchayat_id: int | None) -> bool:
 
 def offset(panchayat: Panchayat) -> timedelta:
     """How far ``panchayat``'s clock runs ahead of the real clock (zero for a live Panchayat)."""
-    return timedelta(seconds=panchayat.clock_offset_seconds or 0) if panchayat.training else timedelta(0)
+    return panchayat.clock_ahead
 
 
 def clock_for(panchayat: Panchayat, base: clock.Clock | None = None) -> clock.Clock:

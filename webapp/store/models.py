@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -71,6 +71,11 @@ class Panchayat(Base):
     # a training Panchayat put away by a reset (migration 0021): its cases stay, out of every list,
     # and fire no timer again; None for every other Panchayat
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    @property
+    def clock_ahead(self) -> timedelta:
+        """How far this Panchayat's clock runs ahead of the real clock: zero for a live Panchayat."""
+        return timedelta(seconds=self.clock_offset_seconds or 0) if self.training else timedelta(0)
 
 
 class CaseNumberSequence(Base):
