@@ -11,8 +11,8 @@ service task naming an operation that is not registered.
 from __future__ import annotations
 
 # every handler module registers its operations on import (the registry is complete once imported)
-from . import auction, case, decision, notice, notify, objections, service_level, settlement
-from .registry import CLAUSES, REGISTRY, Handler, handler
+from handlers import auction, case, decision, notice, notify, objections, service_level, settlement
+from handlers.registry import CLAUSES, REGISTRY, Handler, handler
 
 
 def names() -> list[str]:

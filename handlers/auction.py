@@ -6,10 +6,9 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from webapp.casefile import Auction, Bid, Dispatch, Sale, present
-
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values.casefile import Auction, Bid, Dispatch, Sale, present
 
 
 def _auction(ctx: HandlerContext) -> Auction:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
 
 
 @handler("case.raise_report", clause="Rule 130 (opening words)")

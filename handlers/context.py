@@ -8,12 +8,12 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from webapp import legal_time
-from webapp.casefile import CaseFile
+from webapp.values import legal_time
+from webapp.values.casefile import CaseFile
 
 
 class Ledger(Protocol):
-    """What a handler may do with the case ledger (:class:`webapp.services.ledger.CaseLedger`)."""
+    """What a handler may do with the case ledger (:class:`webapp.services.money.ledger.CaseLedger`)."""
 
     def post(self, from_account: str, to_account: str, amount: Decimal, *, kind: str, clause: str,
              memo: str = "") -> object: ...

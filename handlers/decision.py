@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from webapp.casefile import present
-
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values.casefile import present
 
 
 @handler("decision.take_last_ownership_decision", clause="Rule 130(c)")

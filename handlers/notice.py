@@ -5,11 +5,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from webapp import legal_time
-from webapp.casefile import Auction, Notice
-
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values import legal_time
+from webapp.values.casefile import Auction, Notice
 
 
 @handler("notice.publish", clause="Rule 130(a), (b)")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import HandlerContext
-from .registry import handler
-from .service_level import due_day
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from handlers.service_level import due_day
 
 
 @handler("notify.officers", clause="reading: officers are told of work and outcomes")
@@ -14,7 +14,7 @@ def officers(ctx: HandlerContext, roles: list[str] | str, template: str) -> dict
     """Write an in-app notification from ``template`` to every officer of ``roles`` in scope.
 
     Params: ``roles`` (a role or a list of roles), ``template`` (a message key of
-    :mod:`webapp.services.notifications`).
+    :mod:`webapp.services.notify.notifications`).
     """
     ctx.notify([roles] if isinstance(roles, str) else list(roles), template)
     return {"sent": template}

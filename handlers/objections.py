@@ -5,10 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from webapp.casefile import InterimDelivery, MissingFact, Objection
-
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values.casefile import InterimDelivery, MissingFact, Objection
 
 
 def _objection(ctx: HandlerContext) -> Objection:

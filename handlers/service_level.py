@@ -5,7 +5,7 @@ the notice 1 day after the file opens). These are the project's settings, not le
 task past its due day stays open and nothing in the case changes, but its role is reminded and,
 later, the sarpanch is told. The diagram models this with non-interrupting boundary timers whose
 ``timeDate`` is ``service_level_end("<the task's id>", <days after>, timezone)`` (the only timer
-form besides ``period_end``; see :mod:`webapp.engine.parser`).
+form besides ``period_end``; see :mod:`webapp.engine.diagrams.parser`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from webapp import legal_time
-from webapp.deadlines import service_level  # the one table of due days
-
-from .context import HandlerContext
-from .registry import handler
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values import legal_time
+from webapp.values.deadlines import service_level  # the one table of due days
 
 MAX_DAYS_AFTER = 60
 

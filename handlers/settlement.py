@@ -10,12 +10,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from webapp import fees
-from webapp.casefile import Release, present
-
-from .auction import open_new_auction
-from .context import HandlerContext
-from .registry import handler
+from handlers.auction import open_new_auction
+from handlers.context import HandlerContext
+from handlers.registry import handler
+from webapp.values import fees
+from webapp.values.casefile import Release, present
 
 ZERO = Decimal("0.00")
 
@@ -25,7 +24,7 @@ def release_to_owner(ctx: HandlerContext) -> dict[str, Any]:
     """The owner (form ``release_by_owner``) pays F + C into the cattle pound account.
 
     The form's ``amount_received`` (rupees, Decimal, already checked to be at least F + C by
-    ``webapp.services.rules``) is recorded on the release with the change returned; the ledger
+    ``webapp.services.tasks.rules``) is recorded on the release with the change returned; the ledger
     receives exactly F + C, whatever was handed over (the pound account reconciles to the dues).
 
     Returns: ``{"paid": rupees as text}`` (and ``received``, ``change`` when an amount was given).

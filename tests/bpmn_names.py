@@ -1,11 +1,11 @@
 """Test helpers: rename an element of a BPMN text and give (or not) its Hindi, as the modeler writes it
-(``<rule130:name lang="hi" of="...">`` in the element's extension elements: webapp/engine/names.py)."""
+(``<rule130:name lang="hi" of="...">`` in the element's extension elements: webapp/engine/diagrams/names.py)."""
 
 from __future__ import annotations
 
 from lxml import etree
 
-from webapp.engine.names import NAME_TAG, NAMES_NS
+from webapp.engine.diagrams.names import NAME_TAG, NAMES_NS
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 

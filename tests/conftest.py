@@ -15,16 +15,17 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from webapp import clock
-from webapp.services import repository, users
+from webapp.services.diagrams import repository
+from webapp.services.people import users
 from webapp.store import db
+from webapp.values import clock
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 PASSWORD = "correct horse battery"
 FAST_HASH = "pbkdf2:sha256:1000"  # test users: scrypt's cost per user would dominate the suite
 
 
-# every dump_state of the suite is compared with the whole conversion (webapp.engine.runtime.dump_state)
+# every dump_state of the suite is compared with the whole conversion (webapp.engine.execution.runtime.dump_state)
 os.environ["RULE130_CHECK_DUMP"] = "1"
 
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")  # e.g. postgresql://postgres@127.0.0.1:5432/test
@@ -149,7 +150,7 @@ def officers(sessions):
 def app(database_url, sessions, officers):
     from webapp import create_app
     # Tests move the virtual clock by days while an officer stays signed in; the sessions' idle
-    # timeout and lifetime (webapp.web.officer_sessions) are tested with their defaults in
+    # timeout and lifetime (webapp.web.access.sessions) are tested with their defaults in
     # test_sessions.py, and here last ten years (a scenario runs its clock for more than one).
     application = create_app({"TESTING": True, "DATABASE_URL": database_url, "SECRET_KEY": "test",
                               "WTF_CSRF_ENABLED": False, "PASSWORD_HASH_METHOD": FAST_HASH,

@@ -27,11 +27,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from webapp import casefile, clock, legal_time
-from webapp.engine import runtime
-from webapp.services import cases, repository, tasks, timers, uow, users
-from webapp.simulate import fire_until
+from webapp.engine.execution import runtime
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
+from webapp.simulation.simulate import fire_until
 from webapp.store.models import Case, CaseEvent, TimerFiring
+from webapp.values import casefile, clock, legal_time
 
 IMPOUNDED = datetime.fromisoformat("2026-01-05T10:00:00+05:30")
 TZ = "Asia/Kolkata"

@@ -15,9 +15,9 @@ from datetime import timedelta
 import pytest
 
 from tests import deadline_races
-from webapp import casefile, clock
-from webapp.services import timers
+from webapp.services.jobs import timers
 from webapp.store.models import Case, CaseEvent, LedgerEntry
+from webapp.values import casefile, clock
 
 RACES = int(os.environ.get("RULE130_RACES", "4"))  # per window kind; tests/bench/races.py runs hundreds
 

@@ -12,7 +12,8 @@ from urllib.parse import quote
 import pytest
 
 from tests.deadline_races import make_tokens
-from webapp.services import timers, users
+from webapp.services.jobs import timers
+from webapp.services.people import users
 from webapp.store.models import User
 
 from .conftest import PASSWORD

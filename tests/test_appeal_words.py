@@ -3,7 +3,7 @@ auction stand, with its day, or the Panchayat's order on the objection of a name
 day — on the case page before it is filed (the form's heading) and at its check, in the case's
 appeals once filed, and in the appellate authority's decision — in English and in Hindi.
 
-Scenarios run through the services as ``webapp.simulate`` runs them (tests/test_documents.py,
+Scenarios run through the services as ``webapp.simulation.simulate`` runs them (tests/test_documents.py,
 ``run_scenario``); the pages are read through the Flask test client."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 import lxml.html
 import pytest
 
-from webapp import scenario_file
+from webapp.simulation import scenario_file
 
 from .test_documents import docs, html_text, login, run_scenario
 from .test_web_pages import text_of

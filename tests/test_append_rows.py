@@ -15,10 +15,10 @@ from datetime import datetime
 import pytest
 from sqlalchemy import event, func, select
 
-from webapp import clock
-from webapp.services import channels, notifications, preferences
+from webapp.services.notify import channels, notifications, preferences
 from webapp.store import audit
 from webapp.store.models import AuditEntry, Case, CaseEvent, Delivery, Notification, User
+from webapp.values import clock
 
 from .test_paths import TWO_COWS, Driver
 

@@ -17,7 +17,7 @@ from sqlalchemy import select, text
 
 from webapp.cli import main as cli
 from webapp.errors import Refused
-from webapp.services import users
+from webapp.services.people import users
 from webapp.store import audit
 from webapp.store.models import AuditEntry, User
 

@@ -22,9 +22,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from webapp import clock
-from webapp.services import cases, documents, tasks, users
+from webapp.services.cases import cases
+from webapp.services.papers import documents
+from webapp.services.people import users
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, Delivery, Notification, ProcessVersion, User
+from webapp.values import clock
 
 from .conftest import FAST_HASH, PASSWORD
 
@@ -357,7 +360,7 @@ def world(sessions, officers, virtual_clock):
 
 
 def _document(session, case: Case) -> int:
-    """A stored document of ``case`` (as webapp.services.documents keeps one), for the document routes."""
+    """A stored document of ``case`` (as webapp.services.papers.documents keeps one), for the document routes."""
     html = f"<article class=\"document\"><h1>Notice of impounded cattle</h1><p>{case.case_number}</p></article>\n"
     row = CaseDocument(case_id=case.id, key="notice", kind="notice", number=f"{case.case_number}/N1", language="en",
                        title="Notice of impounded cattle", clause="Rule 130(a) and (b)", issued_at=clock.now(),

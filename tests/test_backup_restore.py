@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 from webapp.cli import main as cli
-from webapp.services import users
+from webapp.services.people import users
 from webapp.store import audit, db
 from webapp.store.models import Case, User
 
@@ -112,7 +112,7 @@ def test_postgresql_backup_with_pg_dump_restored_into_a_new_database_runs_the_ca
         db.upgrade(source)
         engine = db.make_engine(source)
         sessions = db.session_factory(engine)
-        from webapp.services import repository
+        from webapp.services.diagrams import repository
         with sessions() as session:
             repository.deploy_bundled(session, "tests")
             users.create_panchayat(session, "RMP", "Rampura", "SAM1")

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from webapp import fees
 from webapp.errors import NotPermitted, Refused
+from webapp.values import fees
 
 from .conftest import PASSWORD
 from .test_paths import TWO_COWS, Driver, ist_midnight, publish, refused
@@ -67,7 +67,7 @@ def test_the_calf_of_a_case_with_a_buyer_counts_in_the_buyers_feeding(drive):
     drive.move("2026-01-07T09:00:00+05:30")
     birth(drive, tag="RJ-1")
     f = drive.file()
-    from webapp.casefile import Sale
+    from webapp.values.casefile import Sale
     f.sale = Sale(buyer="B", amount=D("12500.00"), day=date(2026, 1, 10), kind="full_price",
                   returned_on=date(2026, 3, 5))
     # Cb: the living animals' rates (3 x 60) x the days after the sale up to the return (54)
@@ -123,7 +123,8 @@ def test_a_bad_birth_is_refused_and_nothing_changes(drive, fields, message):
 
 
 def test_a_bullock_is_not_a_mother_and_only_the_pound_keeper_records_a_birth(drive, officers, sessions):
-    from webapp.services import cases, uow
+    from webapp.services.cases import cases
+    from webapp.services.running import uow
     drive.start([{"species": "bullock", "description": "grey bullock", "tag": "B-1"}])
     drive.move("2026-01-06T09:00:00+05:30")
     refused(drive, birth, drive, tag="B-1", match="B-1 is a bullock")
@@ -136,7 +137,7 @@ def test_a_bullock_is_not_a_mother_and_only_the_pound_keeper_records_a_birth(dri
 
 
 def test_the_case_page_and_the_api_record_a_birth(client, drive, sessions):
-    from webapp.services import users
+    from webapp.services.people import users
     drive.start(TWO_COWS)
     drive.move("2026-01-07T09:00:00+05:30")
     assert client.post("/login", data={"username": "pk", "password": PASSWORD}).status_code == 302
@@ -229,7 +230,7 @@ def test_once_every_animal_died_after_the_notice_the_case_closes_and_nothing_is_
 
 
 def test_a_receiving_officer_named_by_a_shared_display_name_is_asked_for_by_user_name(drive, sessions, officers):
-    from webapp.services import users
+    from webapp.services.people import users
 
     from .conftest import FAST_HASH
 

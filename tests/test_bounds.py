@@ -1,5 +1,5 @@
 """A diagram cannot make the server compute without end: every expression it carries is bounded in
-time and memory (webapp.engine.bounds), refused at deploy where it can be seen and stopped at run
+time and memory (webapp.engine.scripts.bounds), refused at deploy where it can be seen and stopped at run
 time where it cannot (the case held with an incident naming the element; a new case not recorded);
 timer periods are bounded to what the rule and the calendar allow."""
 
@@ -12,13 +12,16 @@ import pytest
 from lxml import etree
 from sqlalchemy import func, select
 
-from webapp import legal_time
-from webapp.engine import runtime
-from webapp.engine.parser import parse_process
-from webapp.engine.sandbox import RestrictedEnvironment, ScriptRefused, compile_expression, compile_script
+from webapp.engine.diagrams.parser import parse_process
+from webapp.engine.execution import runtime
+from webapp.engine.scripts.sandbox import RestrictedEnvironment, ScriptRefused, compile_expression, compile_script
 from webapp.errors import EngineFailure, InvalidDiagram, StartFailed
-from webapp.services import cases, repository, timers, uow
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.running import uow
 from webapp.store.models import Case, Incident
+from webapp.values import legal_time
 
 BPMN = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 SPIFF = "http://spiffworkflow.org/bpmn/schema/1.0/core"

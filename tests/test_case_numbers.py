@@ -9,7 +9,8 @@ import threading
 from sqlalchemy import select
 
 from webapp.errors import AlreadySubmitted
-from webapp.services import cases, uow
+from webapp.services.cases import cases
+from webapp.services.running import uow
 from webapp.store.models import Case
 
 GOAT = [{"species": "goat", "description": "black goat"}]
@@ -82,7 +83,8 @@ def test_the_migration_to_yearly_numbers_never_gives_a_number_twice(tmp_path, vi
 
     from sqlalchemy import text
 
-    from webapp.services import repository, users
+    from webapp.services.diagrams import repository
+    from webapp.services.people import users
     from webapp.store import db
 
     from .conftest import FAST_HASH, PASSWORD

@@ -63,7 +63,7 @@ def test_the_case_page_shows_deadlines_next_timer_parties_money_and_audit_trail(
     cells = [re.sub(r"\s+", " ", td.text_content()).strip() for td in suspense.xpath("tbody/tr[1]/td")]
     # the entry's number, which a reversal names: its id (on PostgreSQL the check step's rolled-back
     # preview of the bid has used a number of the sequence, so the first entry need not be 1)
-    from webapp.services import ledger
+    from webapp.services.money import ledger
     with sessions() as session:
         [entry] = ledger.entries(session, case_id)
     assert cells[0] == str(entry.id)
@@ -116,7 +116,7 @@ def test_the_history_shows_amounts_in_rupees_in_english_and_hindi(client, sessio
     grouping, like the rest of the case page; other values (a bidder, an entry number) stay as recorded."""
     from decimal import Decimal
 
-    from webapp.services import ledger
+    from webapp.services.money import ledger
     from webapp.store.models import Case
 
     case_id = sold_to_bidder_b(client, sessions, virtual_clock)
@@ -154,9 +154,10 @@ def test_the_history_lists_the_release_timer_before_the_report_it_raised_on_a_ru
     """On a clock that runs (as the wall clock does), the notification the timer's firing caused is
     written microseconds after the engine started; the timer's row is written first, at the instant
     it fired, so the history (page and API) reads cause, then effect."""
-    from webapp import clock
-    from webapp.services import cases, timers
+    from webapp.services.cases import cases
+    from webapp.services.jobs import timers
     from webapp.store.models import Case, CaseEvent
+    from webapp.values import clock
 
     case_id = start_case_on_page(client, virtual_clock)
     with clock.installed(clock.OffsetClock(at("2026-01-09T00:00:00.500000+05:30"))):  # real speed from here

@@ -8,7 +8,9 @@ import pytest
 from tests.test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
 from webapp.errors import DeadlinePassed
 from webapp.i18n import localize
-from webapp.services import cases, tasks, uow
+from webapp.services.cases import cases
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case
 
 
@@ -120,7 +122,8 @@ def test_the_api_dry_run_says_what_follows_and_records_nothing(drive, app, sessi
 
 
 def test_a_second_objection_says_that_a_second_claim_opens_for_the_sarpanch(sessions, officers, virtual_clock):
-    from webapp.services import cases, uow
+    from webapp.services.cases import cases
+    from webapp.services.running import uow
 
     from .test_paths import TWO_COWS, Driver, ist_midnight, publish
     drive = Driver(sessions, officers, virtual_clock)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import lxml.html
 
-from webapp.engine import conditions
-from webapp.services import form_schema
+from webapp.engine.forms import conditions
+from webapp.services.tasks import form_schema
 
 from .test_api import Api, assert_error, open_file, publish, tokens, unchanged  # noqa: F401 (fixtures)
 from .test_web_pages import (
@@ -68,7 +68,7 @@ def test_the_decide_objection_form_says_in_json_schema_that_the_security_is_for_
     assert conditions.broken(DECIDE, {"decision": "proved"}) == {}
     assert conditions.broken(DECIDE, {"decision": "interim_delivery", "security": "10"}) == {}
     # the JSON Schema validator agrees (the same if/then/else, read by jsonschema)
-    from webapp.engine import forms
+    from webapp.engine.forms import schemas as forms
     assert not list(forms.validator(DECIDE).iter_errors({"decision": "interim_delivery", "security": "10"}))
     assert list(forms.validator(DECIDE).iter_errors({"decision": "interim_delivery"}))
     assert list(forms.validator(DECIDE).iter_errors({"decision": "proved", "security": "10"}))
@@ -233,7 +233,7 @@ def test_amounts_days_and_dates_in_devanagari_digits_through_the_api(client, tok
     assert born.status_code == 201, born.json
     assert born.json["file"]["animals"][1]["born_on"] == "2026-01-06"
     virtual_clock.set(at("2026-01-09T11:00:00+05:30"))
-    from webapp.services import timers
+    from webapp.services.jobs import timers
     assert timers.fire_due(sessions) >= 1
     published = api.complete("secretary", case_id, "ut_publish_notice",
                              {"objection_period_days": "३०", "full_price": "१२,०००.५०"})
@@ -247,12 +247,12 @@ def test_amounts_days_and_dates_in_devanagari_digits_through_the_api(client, tok
 
 
 def casefile_of(case):
-    from webapp import casefile
+    from webapp.values import casefile
     return casefile.load(case.file_json)
 
 
 def test_the_digits_helper_changes_only_digits():
-    from webapp.digits import ascii_digits
+    from webapp.values.digits import ascii_digits
     assert ascii_digits("२०२६-०१-०५") == "2026-01-05"
     assert ascii_digits("₹१,२००.५०") == "₹1,200.50"
     assert ascii_digits("मोहन") == "मोहन" and ascii_digits(30) == 30 and ascii_digits(None) is None
@@ -300,7 +300,7 @@ def test_the_api_takes_an_omitted_amount_received_as_exactly_the_amount_due(clie
 def test_the_simulator_leaves_out_an_amount_received_a_step_does_not_give():
     """A scenario's release without amount_received (p49) is the API's rule: exactly the amount due,
     no change; the ledger takes F + C."""
-    from webapp.simulate import load_scenario, run_scenario
+    from webapp.simulation.simulate import load_scenario, run_scenario
 
     from .conftest import SCENARIOS
     outcome = run_scenario(load_scenario(SCENARIOS / "p49-kiritimati-release-same-day-year-boundary.yaml"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.engine.parser import PROCESS_ID
+from webapp.engine.diagrams.parser import PROCESS_ID
 
 SAMPLE = Path(__file__).parent / "corpus" / "miwg"
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "miwg_verdicts.py"

@@ -1,5 +1,5 @@
 """Correcting a clerical mistake (RULE130.md "Correcting a clerical mistake";
-webapp.services.corrections): the case is put back exactly as the act found it — engine state,
+webapp.services.cases.corrections): the case is put back exactly as the act found it — engine state,
 tasks and their holders, timers, case file — the act's ledger entries are reversed, its documents
 cancelled, who was told is told again, and the history and audit trail say so. Acts whose effects
 left the Panchayat are refused, naming what to do instead. Cows: fine 500.00, feeding 60.00 a day;
@@ -15,7 +15,10 @@ import pytest
 from sqlalchemy import select
 
 from webapp.errors import NotPermitted, Refused
-from webapp.services import acts, corrections, documents, tasklist, uow
+from webapp.services.cases import corrections
+from webapp.services.papers import documents
+from webapp.services.running import acts, uow
+from webapp.services.tasks import tasklist
 from webapp.store import audit
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseTask, LedgerEntry, Notification
 
@@ -334,7 +337,7 @@ def test_a_death_after_an_interim_return_is_recorded_and_its_feeding_stops_that_
 
 
 def test_a_corrected_remittance_is_reversed_in_the_ledger_and_counts_for_nothing_in_the_receipts_register(drive):
-    from webapp.services import registers
+    from webapp.services.reports import registers
     from webapp.store.models import Panchayat
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))

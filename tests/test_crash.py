@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from webapp.services import cases, ledger
+from webapp.services.cases import cases
+from webapp.services.money import ledger
 from webapp.store import audit
 from webapp.store.models import AuditEntry, Case
 

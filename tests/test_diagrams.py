@@ -6,8 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from webapp.services import cases, uow
-from webapp.web.diagrams import BPMN_JS_DIST
+from webapp.services.cases import cases
+from webapp.services.running import uow
+from webapp.web.pages.diagrams import BPMN_JS_DIST
 
 from .conftest import PASSWORD
 

@@ -1,7 +1,7 @@
 """Documents of a case (issue 5, item 4): issued at the act that produces them, kept exactly as
 issued in English and Hindi, printed as pages and as PDF.
 
-Scenario s1 is driven through the service layer as ``webapp.simulate`` drives it, by the officers
+Scenario s1 is driven through the service layer as ``webapp.simulation.simulate`` drives it, by the officers
 of Panchayat RMP (Rampura, district Jaipur). The PDFs' text is read back with poppler's
 ``pdftotext -raw`` (the text layer in the order Chromium drew it: :func:`pdf_text`), and every
 document kind, in both languages, must read back as its stored text
@@ -29,11 +29,14 @@ import pytest
 from pypdf import PdfReader
 from sqlalchemy import select, update
 
-from webapp import casefile, clock, scenario_file, simulate
 from webapp.errors import EngineFailure
-from webapp.services import cases, documents, uow
+from webapp.services.cases import cases
+from webapp.services.papers import documents
+from webapp.services.running import uow
+from webapp.simulation import scenario_file, simulate
 from webapp.store import audit
 from webapp.store.models import Case, CaseDocument, CaseEvent, Panchayat
+from webapp.values import casefile, clock
 
 from .conftest import PASSWORD, SCENARIOS
 
@@ -45,7 +48,7 @@ ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority")
 def run_scenario(sessions, officers, virtual_clock, name: str, *, until_step: int | None = None,
                  scenario: scenario_file.Scenario | None = None) -> int:
     """Run scenario ``name`` (tests/scenarios), or ``scenario`` as given, for Panchayat RMP's officers,
-    step by step as ``webapp.simulate`` does (timers due before a step fire first); returns the case id."""
+    step by step as ``webapp.simulation.simulate`` does (timers due before a step fire first); returns the case id."""
     scenario = scenario or simulate.load_scenario(next(SCENARIOS.glob(f"{name}-*.yaml")))
     people = {role: officers[role] for role in ROLES}
     c = scenario.case
@@ -234,7 +237,7 @@ def test_amounts_of_a_lakh_and_more_are_grouped_the_indian_way_in_both_languages
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=0)
     secretary = officers["secretary"]
     virtual_clock.set(scenario_file._instant("2026-01-09T11:00:00+05:30", "at"))
-    from webapp.services import tasks
+    from webapp.services.tasks import tasks
     uow.perform(sessions, "publish_notice", tasks.act, secretary, case_id, "ut_publish_notice",
                 {"objection_period_days": 45, "full_price": "150000.00"}, case_id=case_id, user=secretary)
     uow.perform(sessions, "bid", tasks.act, secretary, case_id, "ut_record_bid",
@@ -297,7 +300,7 @@ def test_a_refused_act_issues_no_document(sessions, officers, virtual_clock):
     secretary = officers["secretary"]
     virtual_clock.set(scenario_file._instant("2026-01-09T11:00:00+05:30", "at"))
     from webapp.errors import Refused
-    from webapp.services import tasks
+    from webapp.services.tasks import tasks
     with pytest.raises(Refused, match="30"):
         uow.perform(sessions, "publish_notice", tasks.act, secretary, case_id, "ut_publish_notice",
                     {"objection_period_days": 29, "full_price": "12000.00"}, case_id=case_id, user=secretary)
@@ -392,7 +395,7 @@ def test_an_officer_of_another_panchayat_gets_404_for_a_document(app, sessions, 
         assert other.get(url).status_code == 404
     # a case of Kheri's own does not open RMP's document either
     with sessions() as session:
-        from webapp.services import users
+        from webapp.services.people import users
         keeper = users.create_user(session, "pk-khr", PASSWORD, "pound_keeper", panchayat_code="KHR",
                                    password_method="pbkdf2:sha256:1000")
         kheri_case = cases.start_case(session, keeper, impounded_at=clock.now(), place_seized="Kheri",
@@ -590,7 +593,7 @@ def test_s6_release_receipt_states_what_the_owner_paid_and_matches_the_receipts_
     assert_states(found["release_receipt", "hi"], [
         "छुड़ाने पर चुकाए गए जुर्माने और खुराक व्यय की रसीद", "स्वामी Owner M से ₹900.00 की राशि प्राप्त हुई"])
     with sessions() as session:  # the same number as the receipts register gives the owner's payment
-        from webapp.services import registers
+        from webapp.services.reports import registers
         from webapp.store.models import Panchayat
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
         period = registers.Period(date(2026, 11, 1), date(2026, 11, 30), "Asia/Kolkata")
@@ -715,7 +718,8 @@ def text_of(html_text: str) -> str:
 
 def correct_the_notice(sessions, officers, virtual_clock) -> int:
     """Scenario s1 up to the notice, then the notice's publication corrected: the notice cancelled."""
-    from webapp.services import acts, corrections
+    from webapp.services.cases import corrections
+    from webapp.services.running import acts
     case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
     virtual_clock.set(scenario_file._instant("2026-01-09T12:00:00+05:30", "at"))
     secretary = officers["secretary"]

@@ -13,12 +13,11 @@ from lxml import etree
 from SpiffWorkflow.util.task import TaskState
 from sqlalchemy import select
 
-from webapp import clock, legal_time
-from webapp.engine import runtime, state
-from webapp.engine.names import NAME_TAG
-from webapp.engine.parser import parse_process
-from webapp.engine.safe_xml import read_xml, safe_xml_parser
-from webapp.engine.sandbox import (
+from webapp.engine.diagrams.names import NAME_TAG
+from webapp.engine.diagrams.parser import parse_process
+from webapp.engine.diagrams.safe_xml import read_xml, safe_xml_parser
+from webapp.engine.execution import runtime, state
+from webapp.engine.scripts.sandbox import (
     RestrictedEnvironment,
     Rule130ScriptEngine,
     ScriptRefused,
@@ -27,7 +26,8 @@ from webapp.engine.sandbox import (
     compile_script,
 )
 from webapp.errors import InvalidDiagram
-from webapp.services import repository
+from webapp.services.diagrams import repository
+from webapp.values import clock, legal_time
 
 # -- the sandbox --------------------------------------------------------------------------------------
 
@@ -152,7 +152,7 @@ def test_a_script_task_with_an_unbounded_script_is_refused_at_check(bundled):
     task = etree.SubElement(process, f"{{{bpmn}}}scriptTask", id="st_spin", name="Spin")
     etree.SubElement(task, f"{{{bpmn}}}documentation").text = "reading: a test of the checker"
     hindi = etree.SubElement(etree.SubElement(task, f"{{{bpmn}}}extensionElements"), NAME_TAG, lang="hi", of="Spin")
-    hindi.text = "घुमाएँ"  # its name's Hindi (webapp/engine/names.py)
+    hindi.text = "घुमाएँ"  # its name's Hindi (webapp/engine/diagrams/names.py)
     etree.SubElement(task, f"{{{bpmn}}}incoming").text = "f_gone_close"
     etree.SubElement(task, f"{{{bpmn}}}outgoing").text = "f_spin_close"
     etree.SubElement(task, f"{{{bpmn}}}script").text = "while True: pass"
@@ -282,7 +282,7 @@ def test_dump_state_reusing_task_heads_writes_the_whole_conversions_text(monkeyp
     # dump_state reuses each task's encoded identity and state between saves of a kept instance; at
     # every save of a whole case (call activities, loops, timers, messages) its text must be the
     # whole conversion's, character for character, and heads must have been reused.
-    from webapp import simulate
+    from webapp.simulation import simulate
 
     real, reused = runtime.dump_state, []
 
@@ -419,7 +419,7 @@ def test_every_stored_state_is_spiffworkflows_serialization_without_the_spec(mon
     # dump_state converts the instance with its specs set aside (the speed of a save); every state a
     # whole case stores (call activities, loops, timers, messages) must still be exactly what
     # SpiffWorkflow writes, less the specs, and the instance must get its specs back.
-    from webapp import simulate
+    from webapp.simulation import simulate
 
     real, checked = runtime.dump_state, []
 
@@ -446,7 +446,7 @@ def test_ready_user_tasks_are_spiffworkflows_ready_manual_tasks_in_its_order(mon
     # it must give exactly what SpiffWorkflow's get_tasks gives, the same tasks in the same order.
     from SpiffWorkflow.util.task import TaskState
 
-    from webapp import simulate
+    from webapp.simulation import simulate
 
     real, seen = runtime.ready_user_tasks, []
 

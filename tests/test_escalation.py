@@ -12,10 +12,14 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from webapp.engine import runtime
-from webapp.engine.problems import Problem
-from webapp.engine.safe_xml import read_xml
-from webapp.services import deliveries, repository, tasklist, timers, uow
+from webapp.engine.diagrams.problems import Problem
+from webapp.engine.diagrams.safe_xml import read_xml
+from webapp.engine.execution import runtime
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.notify import deliveries
+from webapp.services.running import uow
+from webapp.services.tasks import tasklist
 from webapp.store.models import Case, CaseTask, Notification, User
 
 from .test_notify_channels import at, choose, settings_for, smtp  # noqa: F401 - the smtp fixture
@@ -169,7 +173,7 @@ def test_task_ready_near_deadline_and_overdue_notices_reach_the_inbox_and_a_real
 # -- the expression form of overdue timers is checked at deploy -----------------------------------------------
 
 def _timer_problems(root) -> list[Problem]:
-    from webapp.engine.timer_checks import check_timers
+    from webapp.engine.diagrams.timer_checks import check_timers
     return check_timers(root)
 
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from webapp import casefile, fees
-from webapp.casefile import Animal, CaseFile, Dispatch, InterimDelivery, Release, Sale
+from webapp.values import casefile, fees
+from webapp.values.casefile import Animal, CaseFile, Dispatch, InterimDelivery, Release, Sale
 
 D = Decimal
 

@@ -1,4 +1,4 @@
-"""Forms are self-contained and checked in linear time (webapp.engine.forms): a remote ``$ref`` is
+"""Forms are self-contained and checked in linear time (webapp.engine.forms.schemas): a remote ``$ref`` is
 refused at deploy and never fetched at submission; a pattern runs on RE2 or is refused at deploy."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from webapp.errors import InvalidDiagram, Refused
-from webapp.services import form_schema, repository
+from webapp.services.diagrams import repository
+from webapp.services.tasks import form_schema
 
 FORM = "record_bid.schema.json"
 

@@ -14,7 +14,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from webapp.services import users
+from webapp.services.people import users
 
 from .test_paths import TWO_COWS, Driver
 

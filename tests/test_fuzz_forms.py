@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from webapp.services import amounts, ledger, tasks
+from webapp.services.money import amounts, ledger
+from webapp.services.tasks import tasks
 from webapp.store.models import Case
 
 from .conftest import PASSWORD

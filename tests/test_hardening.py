@@ -12,12 +12,14 @@ from datetime import datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from webapp import clock
 from webapp.cli import main
 from webapp.errors import Refused
-from webapp.services import cases, tasks, uow
-from webapp.services.amounts import parse_amount
+from webapp.services.cases import cases
+from webapp.services.money.amounts import parse_amount
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import TimerFiring
+from webapp.values import clock
 
 from .conftest import PASSWORD
 
@@ -221,7 +223,8 @@ def test_a_nul_in_any_submitted_text_is_refused_naming_the_field_and_nothing_is_
 def test_the_services_refuse_control_characters_from_any_caller(sessions, officers, virtual_clock):
     # the simulator and the CLI reach the services without the web hook
     from webapp.errors import Refused
-    from webapp.services import cases, uow
+    from webapp.services.cases import cases
+    from webapp.services.running import uow
     from webapp.store.models import Case
 
     base = {"impounded_at": datetime.fromisoformat("2026-01-05T10:00:00+05:30"), "place_seized": "Bhimpura",
@@ -276,7 +279,7 @@ def test_the_cli_refuses_a_malformed_panchayat_and_a_backup_into_a_missing_folde
 ])
 def test_a_user_name_is_plain_and_unique_whatever_its_letter_case(sessions, officers, username, message):
     from webapp.errors import Refused
-    from webapp.services import users
+    from webapp.services.people import users
 
     with sessions() as session, pytest.raises(Refused, match=re.escape(message)):
         users.create_user(session, username, PASSWORD, "secretary", panchayat_code="RMP")
@@ -284,7 +287,7 @@ def test_a_user_name_is_plain_and_unique_whatever_its_letter_case(sessions, offi
 
 def test_an_officer_of_a_samiti_no_panchayat_is_in_is_refused(sessions, officers):
     from webapp.errors import Refused
-    from webapp.services import users
+    from webapp.services.people import users
 
     with sessions() as session:
         for role in ("appellate_authority", "administrator"):

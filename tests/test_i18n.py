@@ -14,7 +14,8 @@ from babel.messages.frontend import CommandLineInterface
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
-from webapp import catalogues, formats, i18n
+from webapp import i18n
+from webapp.i18n import catalogues, formats
 from webapp.store.models import User
 
 from .conftest import PASSWORD
@@ -146,8 +147,8 @@ def test_an_officers_choice_is_stored_and_follows_them_to_another_browser(app, c
 
 
 def test_every_notification_template_fits_its_hindi_translation():
-    from webapp.services import deliveries
-    from webapp.services.notifications import TEMPLATES
+    from webapp.services.notify import deliveries
+    from webapp.services.notify.notifications import TEMPLATES
     catalogue = catalogues.translations_for("hi")
     every = {**TEMPLATES, **{f"subject {k}": v for k, v in deliveries.SUBJECTS.items()},
              "subject": deliveries.EMAIL_SUBJECT, "subject without case": deliveries.EMAIL_SUBJECT_NO_CASE,
@@ -160,7 +161,7 @@ def test_every_notification_template_fits_its_hindi_translation():
 
 
 def test_an_officer_who_chose_hindi_is_notified_in_hindi(client, sessions, virtual_clock):
-    from webapp.services import notifications
+    from webapp.services.notify import notifications
 
     from .test_web_pages import pass_release_window
     with sessions() as session:
@@ -177,7 +178,7 @@ def test_an_officer_who_chose_hindi_is_notified_in_hindi(client, sessions, virtu
         assert notifications.inbox(session, sarpanch) == [] or all(
             "the release window has passed" in n.message for n in notifications.inbox(session, sarpanch))
     # a legal period's notices: the period, the consequence and the day in the reader's language
-    from webapp.services.alerts import DEADLINES
+    from webapp.services.running.alerts import DEADLINES
     objection = DEADLINES["n_ice_period_ends"]
     ended = notifications.TEMPLATES["period_ended"]
     assert i18n.render_for("hi", ended, case="X", period=objection.name, last_day="2026-02-08") == \
@@ -195,7 +196,7 @@ def test_the_inbox_shows_every_notification_in_the_readers_current_language(clie
     """A notification written while the secretary read English is shown in Hindi once they switch
     (and back); the stored message stays as written (the e-mail's text); a row written before its
     parameters were stored is shown as written."""
-    from webapp.services import notifications
+    from webapp.services.notify import notifications
     from webapp.store.models import Notification
 
     from .test_web_pages import login, pass_release_window

@@ -18,10 +18,13 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from webapp import catalogues, i18n
+from webapp import i18n
 from webapp.errors import NotPermitted, Refused
-from webapp.i18n_extract import schema_texts
-from webapp.services import cases, deliveries, uow
+from webapp.i18n import catalogues
+from webapp.i18n.extract import schema_texts
+from webapp.services.cases import cases
+from webapp.services.notify import deliveries
+from webapp.services.running import uow
 from webapp.store.models import User
 
 from .test_notify_channels import choose, release_window_passes, settings_for, smtp, start_case  # noqa: F401
@@ -156,12 +159,12 @@ def test_an_email_to_an_officer_who_chose_hindi_is_in_hindi(sessions, officers, 
 
 def test_every_ledger_memo_a_handler_writes_is_shown_in_hindi():
     """Each ``memo=`` a handler passes to a posting (an f-string with names, or a plain text, or
-    either of a conditional) matches an entry of webapp.stored_texts.MEMOS, so the case page shows it in
+    either of a conditional) matches an entry of webapp.i18n.stored_texts.MEMOS, so the case page shows it in
     Hindi: found by reading handlers/*.py with ast, the names filled with a sample."""
     import ast
     from pathlib import Path
 
-    from webapp.stored_texts import retranslate
+    from webapp.i18n.stored_texts import retranslate
 
     def samples(node):
         if isinstance(node, ast.IfExp):

@@ -33,7 +33,13 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import deliveries, incidents, migration, registers, repository, tasks, users
+from webapp.services.cases import migration
+from webapp.services.diagrams import repository
+from webapp.services.jobs import incidents
+from webapp.services.notify import deliveries
+from webapp.services.people import users
+from webapp.services.reports import registers
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD

@@ -11,10 +11,14 @@ import pytest
 from sqlalchemy import select
 
 import handlers
-from webapp import casefile
 from webapp.errors import CaseHeld
-from webapp.services import cases, repository, tasks, timers, uow
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, Incident, LedgerEntry, TimerFiring
+from webapp.values import casefile
 
 
 def _overpay(ctx, **params):

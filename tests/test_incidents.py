@@ -13,7 +13,12 @@ from sqlalchemy import select
 import handlers
 from tests.conftest import PASSWORD
 from webapp.errors import CaseHeld
-from webapp.services import cases, repository, tasks, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseEvent, Incident, Notification, TimerFiring
 
 FLAKY = {"broken": True}

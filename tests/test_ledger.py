@@ -1,4 +1,4 @@
-"""The ledger module (webapp.services.ledger): postings, the invariants, and corrections by reversal.
+"""The ledger module (webapp.services.money.ledger): postings, the invariants, and corrections by reversal.
 
 Rupee figures are worked by hand from RULE130.md "Money" with the default tariff (cow: fine
 500.00, feeding 60.00 a day).
@@ -15,7 +15,8 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
 from webapp.errors import EngineFailure, NotFound, NotPermitted
-from webapp.services import ledger, uow
+from webapp.services.money import ledger
+from webapp.services.running import uow
 from webapp.store.models import AuditEntry, Case, CaseEvent, LedgerEntry
 
 from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish, refused
@@ -101,7 +102,7 @@ def test_a_running_case_must_hold_in_suspense_what_its_file_says():
 
 
 def test_what_the_file_says_suspense_holds():
-    from webapp.casefile import Dispatch, InterimDelivery, Sale
+    from webapp.values.casefile import Dispatch, InterimDelivery, Sale
 
     from .test_fees import animal, case_file
     cf = case_file(animal(1))
@@ -321,7 +322,7 @@ def test_the_case_page_offers_the_secretary_a_reversal_and_shows_it(client, driv
 
 
 def test_the_api_lists_entries_and_reverses_one(client, drive, sessions):
-    from webapp.services import users
+    from webapp.services.people import users
     sold_at_full_price(drive)
     posted_twice(drive)
     with sessions() as s:

@@ -14,7 +14,7 @@ checked here, independently of ``ledger.problems``:
 - the shortfall is zero or more, and above zero only for auction_final, security_forfeited or
   closed_no_animals;
 - once the case has ended: suspense is zero, and the fine and feeding received into the cattle
-  pound account plus the shortfall equal F + C (webapp.fees on the case file); no step ever
+  pound account plus the shortfall equal F + C (webapp.values.fees on the case file); no step ever
   opens an incident.
 """
 
@@ -28,11 +28,14 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from webapp import casefile, clock, fees, legal_time
 from webapp.errors import Refused
-from webapp.services import cases, ledger, tasks, uow
-from webapp.simulate import fire_until
+from webapp.services.cases import cases
+from webapp.services.money import ledger
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
+from webapp.simulation.simulate import fire_until
 from webapp.store.models import Case
+from webapp.values import casefile, clock, fees, legal_time
 
 ZERO = Decimal("0.00")
 START = datetime.fromisoformat("2026-01-05T10:00:00+05:30")

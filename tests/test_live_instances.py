@@ -1,4 +1,4 @@
-"""The engine instances kept between the transactions of a case (webapp.services.live).
+"""The engine instances kept between the transactions of a case (webapp.services.running.live).
 
 A kept instance must be exactly what reading the stored state gives: it is used only for the state
 text its own committed transaction stored, never after a rollback, never after another writer
@@ -13,11 +13,14 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select, update
 
-from webapp import casefile
-from webapp.engine import runtime
+from webapp.engine.execution import runtime
 from webapp.errors import Refused
-from webapp.services import cases, live, tasks, timers, uow
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.running import live, uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseTask
+from webapp.values import casefile
 
 IST = "+05:30"
 

@@ -16,9 +16,10 @@ import pytest
 from lxml import etree
 from sqlalchemy import func, select
 
-from webapp.engine.parser import USE_PERIOD_END
+from webapp.engine.diagrams.parser import USE_PERIOD_END
 from webapp.errors import Conflict
-from webapp.services import drafts, repository, users
+from webapp.services.diagrams import drafts, repository
+from webapp.services.people import users
 from webapp.store.models import ProcessDraft, ProcessVersion
 
 from .bpmn_names import renamed
@@ -454,7 +455,7 @@ def test_the_modelers_descriptor_round_trips_the_spiffworkflow_extensions(bundle
     import subprocess
 
     import handlers
-    from webapp.engine.parser import diagnose
+    from webapp.engine.diagrams.parser import diagnose
 
     node = shutil.which("node")
     assert node, "scripts/setup.sh installs Node.js with npm"

@@ -21,8 +21,9 @@ from lxml import etree
 from sqlalchemy import func, select
 
 from webapp.cli import main as cli
-from webapp.engine import names
-from webapp.services import cases, repository
+from webapp.engine.diagrams import names
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
 from webapp.store.models import ProcessVersion, User
 
 from .bpmn_names import renamed
@@ -91,7 +92,7 @@ def test_a_renamed_task_without_hindi_is_refused_alike_by_the_modeler_the_api_an
     assert [p["message"] for p in refused.get_json()["error"]["problems"]] == [REFUSAL]
     # the API
     with sessions() as session:
-        from webapp.services import users
+        from webapp.services.people import users
         token = users.create_token(session, "admin")
         session.commit()
     api = admin.post("/api/v1/process-versions", json={"bpmn": changed, "forms": forms, "note": "rename"},

@@ -20,7 +20,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import FAST_HASH, PASSWORD
 from webapp import logs
-from webapp.services import cases, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
 from webapp.store.models import Case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,7 +84,7 @@ def test_a_timer_already_due_when_armed_is_late_but_does_not_lag(sessions, offic
     the workers (migration 0016); the page's percentiles and /metrics count the lag."""
     from sqlalchemy import select
 
-    from webapp.services import monitoring
+    from webapp.services.jobs import monitoring
     from webapp.store.models import TimerFiring, User
 
     virtual_clock.set(datetime.fromisoformat("2026-01-20T12:00:00+05:30"))
@@ -103,7 +106,8 @@ def test_a_timer_already_due_when_armed_is_late_but_does_not_lag(sessions, offic
 def test_the_lag_report_names_each_firing_through_the_public_overview_elements(sessions, fired_three, officers):
     """overview.elements (public, shared with the case page) maps an element id to its name and
     documentation; the lag report names each firing by it."""
-    from webapp.services import monitoring, overview
+    from webapp.services.cases import overview
+    from webapp.services.jobs import monitoring
     from webapp.store.models import ProcessVersion, User
 
     with sessions() as session:

@@ -19,7 +19,12 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from webapp.services import cases, channels, deliveries, preferences, tasks, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.notify import channels, deliveries, preferences
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, Delivery, Notification, User
 
 from .conftest import FAST_HASH, PASSWORD

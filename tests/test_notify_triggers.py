@@ -9,8 +9,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from webapp import simulate
-from webapp.services import alerts, cases, deliveries, reminders, tasks, timers, uow
+from webapp.services.cases import cases
+from webapp.services.jobs import reminders, timers
+from webapp.services.notify import deliveries
+from webapp.services.running import alerts, uow
+from webapp.services.tasks import tasks
+from webapp.simulation import simulate
 from webapp.store.models import Case, DeadlineReminder, Notification, User
 
 from .conftest import SCENARIOS

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from webapp.cli import main as cli
-from webapp.services import users
+from webapp.services.people import users
 from webapp.store.models import ApiToken, User
-from webapp.web import openapi
+from webapp.web.api import openapi
 
 from .conftest import PASSWORD
 

@@ -1,4 +1,4 @@
-"""The password rule (zxcvbn, webapp.services.passwords) wherever a password is set: rule130
+"""The password rule (zxcvbn, webapp.services.people.passwords) wherever a password is set: rule130
 create-user and set-password, the officer's own password page; deactivate-user; each ends the
 user's sessions. Real app, real database, the real command line (click's runner)."""
 
@@ -11,7 +11,7 @@ from werkzeug.security import check_password_hash
 
 from webapp.cli import main
 from webapp.errors import Refused
-from webapp.services import passwords, users
+from webapp.services.people import passwords, users
 from webapp.store.models import User
 
 from .conftest import PASSWORD

@@ -15,10 +15,15 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from webapp import casefile
 from webapp.errors import CaseHeld, Conflict, DeadlinePassed, NotFound, NotPermitted, Refused, TaskFailed
-from webapp.services import cases, ledger, tasklist, tasks, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.money import ledger
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasklist, tasks
 from webapp.store.models import Case, Incident, TimerFiring
+from webapp.values import casefile
 
 from .conftest import POSTGRES
 

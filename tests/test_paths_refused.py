@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from webapp.services import users
+from webapp.services.people import users
 
 from .conftest import FAST_HASH, PASSWORD
 

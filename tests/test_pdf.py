@@ -1,8 +1,8 @@
-"""The PDF renderer (webapp.pdf): one long-lived headless Chromium per process, started again when it
+"""The PDF renderer (webapp.services.papers.pdf): one long-lived headless Chromium per process, started again when it
 dies or after it idled, printing without fetching anything, the same bytes for the same page; and
 a server without Chromium answers 503 with a message in the officer's language.
 
-These tests start their own browsers (a :class:`webapp.pdf.Renderer` each, Debian's chromium) and
+These tests start their own browsers (a :class:`webapp.services.papers.pdf.Renderer` each, Debian's chromium) and
 find them among this process's descendants to kill them or to see them gone."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from webapp import pdf
+from webapp.services.papers import pdf
 
 from .test_documents import docs, login, pdf_text, run_scenario, squeezed
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from webapp import scenario_file
 from webapp.errors import Refused
 from webapp.i18n import localize
-from webapp.services import tasks, uow
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
+from webapp.simulation import scenario_file
 from webapp.store.models import Case, User
 
 from .test_documents import run_scenario

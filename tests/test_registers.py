@@ -1,4 +1,4 @@
-"""Registers and statements (webapp.services.registers, webapp.web.registers): the six shared
+"""Registers and statements (webapp.services.reports.registers, webapp.web.pages.registers): the six shared
 scenarios run by ``rule130 simulate --database`` into one database and one Panchayat, whose
 statement reconciles to the paisa with the scenarios' own expected ledger figures; the pound
 register, receipts and account of charges of those cases; CSV with exact Decimal text; and the
@@ -16,11 +16,12 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import event, func, select
 
-from webapp import legal_time
 from webapp.cli import main
-from webapp.services import registers, registers_csv, users
-from webapp.simulate import load_scenario, run_scenarios
+from webapp.services.people import users
+from webapp.services.reports import registers, registers_csv
+from webapp.simulation.simulate import load_scenario, run_scenarios
 from webapp.store.models import Case, LedgerEntry, Panchayat
+from webapp.values import legal_time
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
 

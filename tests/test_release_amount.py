@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import lxml.html
 
-from webapp.services import ledger
+from webapp.services.money import ledger
 from webapp.store.models import Case, CaseDocument
 
 from .test_web_pages import at, case_file, complete, confirm_check, element_text, start_case_on_page, task_link, text_of

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from webapp.cli import main
-from webapp.simulate import load_scenario, run_scenario
+from webapp.simulation.simulate import load_scenario, run_scenario
 
 from .conftest import SCENARIOS
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from webapp import clock
-from webapp.services import timers
+from webapp.services.jobs import timers
 from webapp.store import db
 from webapp.store.models import WorkerLease
+from webapp.values import clock
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals")

@@ -1,6 +1,6 @@
 """Signed-in sessions end with their officer: signing out, a new password, deactivation and a change
 of role or Panchayat end every session of the user at once (in every server process); a session
-ends after the idle timeout and after its absolute lifetime (webapp.web.officer_sessions,
+ends after the idle timeout and after its absolute lifetime (webapp.web.access.sessions,
 webapp.store.session_keys).
 
 Real app, real database (SQLite, or PostgreSQL with RULE130_TEST_POSTGRES); time moves with the
@@ -15,7 +15,8 @@ import pytest
 import time_machine
 from sqlalchemy import select
 
-from webapp.services import preferences, users
+from webapp.services.notify import preferences
+from webapp.services.people import users
 from webapp.store.models import Panchayat, User
 
 from .conftest import FAST_HASH, PASSWORD

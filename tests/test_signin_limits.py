@@ -1,4 +1,4 @@
-"""Sign-in limits that stop guessing without locking out the office (webapp.web.signin_limits):
+"""Sign-in limits that stop guessing without locking out the office (webapp.web.access.signin_limits):
 failed sign-ins counted per (address, name), per address and per name; a browser where the officer
 signed in before held only to its own count; the same answer for known and unknown names; the
 proxy's client address trusted only as configured (TRUSTED_PROXIES, Werkzeug's ProxyFix).
@@ -14,7 +14,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from webapp.services import users
+from webapp.services.people import users
 from webapp.store.models import AuditEntry
 
 from .conftest import FAST_HASH, PASSWORD

@@ -21,12 +21,17 @@ from click.testing import CliRunner
 from sqlalchemy import func, inspect, select, text
 from werkzeug.security import generate_password_hash
 
-from webapp import clock
 from webapp.cli import main
 from webapp.errors import Refused
-from webapp.services import cases, notifications, passwords, tasklist, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.notify import notifications
+from webapp.services.people import passwords, users
+from webapp.services.running import uow
+from webapp.services.tasks import tasklist
 from webapp.store import audit, db
 from webapp.store.models import ApiToken, AuditEntry, Case, Panchayat, TimerFiring, User
+from webapp.values import clock
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
 

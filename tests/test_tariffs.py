@@ -1,4 +1,4 @@
-"""Tariffs with effective dates (webapp.services.tariffs): a case takes the rates in force on its
+"""Tariffs with effective dates (webapp.services.money.tariffs): a case takes the rates in force on its
 local impoundment day; administrators add rates from a later day, within their scope; the page and
 the API. The virtual clock starts at 2026-01-05 10:00 IST; rupees are worked by hand."""
 
@@ -10,10 +10,12 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from webapp import casefile
 from webapp.errors import EngineFailure, NotFound, NotPermitted, Refused
-from webapp.services import tariffs, uow, users
+from webapp.services.money import tariffs
+from webapp.services.people import users
+from webapp.services.running import uow
 from webapp.store.models import AuditEntry, Case, Panchayat, TariffRate
+from webapp.values import casefile
 
 from .conftest import FAST_HASH, PASSWORD
 from .test_paths import Driver

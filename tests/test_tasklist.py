@@ -8,10 +8,13 @@ from datetime import date
 import pytest
 from sqlalchemy import select
 
-from webapp.engine import runtime
+from webapp.engine.execution import runtime
 from webapp.errors import Conflict, NotFound, NotPermitted, Refused
-from webapp.services import repository, tasklist, tasks, uow, users
-from webapp.simulate import load_scenario, run_scenario
+from webapp.services.diagrams import repository
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasklist, tasks
+from webapp.simulation.simulate import load_scenario, run_scenario
 from webapp.store.models import Case, CaseEvent, CaseTask, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
@@ -423,7 +426,7 @@ def test_an_appeal_that_waited_for_a_later_objection_is_due_30_days_after_it_cou
     decision (2026-07-25), not after the filing (2026-06-24, overdue as soon as it opened)."""
     from dataclasses import replace
 
-    from webapp.simulate import run_scenarios
+    from webapp.simulation.simulate import run_scenarios
 
     scenario = load_scenario(SCENARIOS / "p74-appeal-waits-for-a-later-objection-to-be-decided.yaml")
     until_l_decided = replace(scenario, steps=[s for s in scenario.steps if s.at < at("2026-06-26T00:00:00+05:30")],
@@ -442,7 +445,7 @@ def test_delivery_after_a_late_return_by_the_buyer_is_due_7_days_after_the_retur
     soon as it opened)."""
     from dataclasses import replace
 
-    from webapp.simulate import run_scenarios
+    from webapp.simulation.simulate import run_scenarios
 
     scenario = load_scenario(SCENARIOS / "p76-late-return-by-buyer-delivery-due-after-it.yaml")
     until_returned = replace(scenario, steps=[s for s in scenario.steps if s.do != "deliver_to_objector"

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from webapp import casefile, textguard
 from webapp.errors import Refused
-from webapp.services import cases, uow
+from webapp.services.cases import cases
+from webapp.services.running import uow
 from webapp.store.models import Case
+from webapp.values import casefile, textguard
 
 from .test_api import CASE, api, assert_error, open_file, start, tokens, unchanged  # noqa: F401 (fixtures)
 from .test_web_pages import IMPOUNDED, at, login, publish_notice, start_case_on_page, text_of
@@ -168,7 +169,7 @@ def test_a_single_line_task_field_refuses_a_line_break_and_a_text_area_keeps_it(
     assert error["message"] == "Owner's name must be on one line; remove the line break and send it again"
     assert error["fields"] == {"owner": "must be on one line"}
     assert unchanged(api, case["id"], "pound_keeper") == before
-    from webapp.services import form_schema
+    from webapp.services.tasks import form_schema
     assert form_schema.is_multiline({"type": "string", "title": "Remarks", "maxLength": 2000})
     assert not form_schema.is_multiline({"type": "string", "title": "Owner's name", "maxLength": 200})
     assert not form_schema.is_multiline({"type": "string", "enum": ["a", "b"], "maxLength": 2000})
@@ -260,7 +261,7 @@ def test_one_mistake_is_refused_with_its_own_message(sessions, officers, virtual
 ])
 def test_a_user_name_or_display_name_that_is_blank_or_spans_lines_is_refused(sessions, officers, username,
                                                                              display_name, message):
-    from webapp.services import users
+    from webapp.services.people import users
     from webapp.store.models import User
     with sessions() as session:
         count = session.query(User).count()

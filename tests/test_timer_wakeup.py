@@ -15,10 +15,12 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from webapp import clock
-from webapp.services import cases, timers, uow
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.running import uow
 from webapp.store import db, wakeup
 from webapp.store.models import Case, TimerFiring
+from webapp.values import clock
 
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")
 on_postgres = pytest.mark.skipif(not POSTGRES, reason="needs RULE130_TEST_POSTGRES (PostgreSQL)")

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from webapp.cli import main
-from webapp.services import notifications, timers, training
+from webapp.services.jobs import timers
+from webapp.services.notify import notifications
+from webapp.services.panchayats import training
 from webapp.store.models import (
     AuditEntry,
     Case,
@@ -278,9 +280,9 @@ def test_an_administrator_reading_a_training_case_sees_the_band_too(client, sess
 
 
 def test_a_case_is_filled_from_a_scenario_at_a_stage_on_the_training_clock(client, sessions, virtual_clock):
-    from webapp import casefile
-    from webapp.scenario_file import ScenarioError
-    from webapp.training_fill import fill
+    from webapp.simulation.scenario_file import ScenarioError
+    from webapp.simulation.training_fill import fill
+    from webapp.values import casefile
 
     make_training(sessions)
     url = sessions.kw["bind"].url.render_as_string(hide_password=False)
@@ -336,7 +338,7 @@ def test_a_reset_leaves_nothing_for_the_health_check_or_the_reminders_of_the_liv
     """A put-away training case keeps its record but waits on nothing: once the real clock passes
     the instants its timers and reminders had, the health check and the metrics count no overdue
     timer, and no pass of the timer worker or the reminders visits it."""
-    from webapp.services import monitoring, reminders
+    from webapp.services.jobs import monitoring, reminders
 
     make_training(sessions)
     first = start_training_case(client, virtual_clock)
@@ -363,7 +365,7 @@ def test_the_firings_a_move_makes_count_as_no_worker_lag(client, sessions, virtu
     """Moving the clock 4 days fires the release window 10 hours after its instant on the training
     clock: the history keeps that lateness, but the timer worker did not lag (the move fired it
     as the clock passed it), so the lag the administrators and Prometheus see is 0 s."""
-    from webapp.services import monitoring
+    from webapp.services.jobs import monitoring
     from webapp.store.models import TimerFiring
 
     make_training(sessions)
@@ -381,7 +383,7 @@ def test_the_reminders_pass_sends_a_training_case_its_notice_on_the_training_clo
     """The delivery loop's reminders pass reads a training Panchayat's clock for its cases (as the
     timer worker does): a "deadline near" notice falls due as the training clock passes it, while
     a live case's waits for the real clock."""
-    from webapp.services import reminders
+    from webapp.services.jobs import reminders
     from webapp.store.models import Notification
 
     make_training(sessions)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from webapp.services import demo
+from webapp.services.panchayats import demo
 from webapp.store.models import User
 
 from .conftest import FAST_HASH, PASSWORD
@@ -134,7 +134,9 @@ def test_hindi_sentences_on_the_case_process_and_task_pages_end_with_the_danda(d
 
 def test_a_birth_and_a_reassignment_read_in_hindi_in_the_history(demo_client, sessions):
     """The history names a birth and a reassigned task in the page's language; an empty "from" is a dash."""
-    from webapp.services import cases, tasklist, tasks, uow
+    from webapp.services.cases import cases
+    from webapp.services.running import uow
+    from webapp.services.tasks import tasklist, tasks
 
     with sessions() as session:
         people = {u.username: u for u in session.scalars(select(User))}
@@ -158,8 +160,8 @@ def test_a_birth_and_a_reassignment_read_in_hindi_in_the_history(demo_client, se
 def test_a_fresh_demo_shows_the_secretary_and_the_sarpanch_a_task_each_and_none_overdue(demo_client, sessions):
     from datetime import timedelta
 
-    from webapp import clock, legal_time
     from webapp.store.models import CaseTask
+    from webapp.values import clock, legal_time
 
     today = legal_time.local_day(clock.now(), "Asia/Kolkata")
     with sessions() as session:

@@ -16,10 +16,10 @@ from lxml import etree
 from sqlalchemy import func, select
 
 import handlers
-from webapp.engine.parser import USE_PERIOD_END, examine, verdict
-from webapp.engine.problems import Problem
+from webapp.engine.diagrams.parser import USE_PERIOD_END, examine, verdict
+from webapp.engine.diagrams.problems import Problem
 from webapp.errors import InvalidDiagram
-from webapp.services import repository
+from webapp.services.diagrams import repository
 from webapp.store.models import ProcessVersion
 
 BPMN = "http://www.omg.org/spec/BPMN/20100524/MODEL"

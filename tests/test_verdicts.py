@@ -21,11 +21,11 @@ from lxml import etree
 
 import handlers
 from webapp.cli import main as cli
-from webapp.engine import engine_errors
-from webapp.engine.parser import examine
-from webapp.engine.problems import Problem
+from webapp.engine.diagrams import engine_errors
+from webapp.engine.diagrams.parser import examine
+from webapp.engine.diagrams.problems import Problem
 from webapp.errors import InvalidDiagram
-from webapp.services import repository
+from webapp.services.diagrams import repository
 
 from .conftest import PASSWORD
 
@@ -359,7 +359,7 @@ def test_the_cli_the_modeler_and_the_api_give_the_same_verdict(bundled, client, 
 
 @pytest.fixture
 def tokens(sessions, officers):
-    from webapp.services import users
+    from webapp.services.people import users
     with sessions() as session:
         token = users.create_token(session, officers["administrator"].username)
         session.commit()

@@ -19,7 +19,9 @@ import pytest
 from sqlalchemy import select
 
 from webapp.errors import InvalidDiagram, NotPermitted, Refused
-from webapp.services import cases, migration, notifications, repository, versions
+from webapp.services.cases import cases, migration
+from webapp.services.diagrams import repository, versions
+from webapp.services.notify import notifications
 from webapp.store.models import Case, CaseEvent, ProcessAudit, ProcessVersion
 
 from .bpmn_names import renamed
@@ -88,7 +90,7 @@ def version_2() -> tuple[bytes, dict[str, dict], dict[str, bytes]]:
     for old, new in EDITS:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
-    for element_id, name, hindi in HINDI:  # every new name has its Hindi (webapp/engine/names.py)
+    for element_id, name, hindi in HINDI:  # every new name has its Hindi (webapp/engine/diagrams/names.py)
         text = renamed(text, element_id, name, hindi)
     forms = repository.read_bundled()[1]
     decide = json.loads(json.dumps(forms["decide_objection.schema.json"]))

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from webapp.cli import main
-from webapp.services import repository, users, versions
+from webapp.services.diagrams import repository, versions
+from webapp.services.people import users
 
 from .conftest import PASSWORD
 from .test_paths import ONE_COW, Driver, ist_midnight

@@ -13,9 +13,13 @@ from decimal import Decimal
 import lxml.html
 import pytest
 
-from webapp import casefile, create_app
-from webapp.services import cases, ledger, tasks, timers
+from webapp import create_app
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.money import ledger
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseEvent
+from webapp.values import casefile
 
 from .conftest import PASSWORD
 

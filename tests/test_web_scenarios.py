@@ -11,11 +11,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from webapp.formats import format_day
-from webapp.services import acts, cases, tasks, users
-from webapp.simulate import MAKER, _compare, _result, fire_until, load_scenario
+from webapp.i18n.formats import format_day
+from webapp.services.cases import cases
+from webapp.services.people import users
+from webapp.services.running import acts
+from webapp.services.tasks import tasks
+from webapp.simulation.simulate import MAKER, _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case
-from webapp.tariff import DEFAULT_TARIFF
+from webapp.values.tariff import DEFAULT_TARIFF
 
 from .conftest import PASSWORD, SCENARIOS
 
@@ -159,7 +162,7 @@ def act(step, case_id, clients, sessions, receivers, app):
         position = f.get("animal")
         if position is None:
             with sessions() as session:
-                from webapp import casefile
+                from webapp.values import casefile
                 cf = casefile.load(session.get(Case, case_id).file_json)
                 position = next(a.position for a in cf.animals if a.tag == str(f["tag"]))
         if step.do == "record_birth":  # the pound keeper's birth form: the mother by her number

@@ -13,7 +13,7 @@ import lxml.html
 import pytest
 from sqlalchemy import select
 
-from webapp.services import users
+from webapp.services.people import users
 from webapp.store.models import User
 
 from .conftest import PASSWORD
@@ -117,7 +117,7 @@ def test_no_template_has_an_inline_script_style_or_event_handler():
     for path in sorted(TEMPLATES.rglob("*.html")):
         if path.relative_to(TEMPLATES).as_posix() == "documents/_pdf.html":
             # never served: the page headless Chromium prints a PDF from, with JavaScript off and every
-            # request refused (webapp.pdf), so its stylesheet is inlined in it
+            # request refused (webapp.services.papers.pdf), so its stylesheet is inlined in it
             continue
         text = path.read_text(encoding="utf-8")
         doc = lxml.html.fromstring(text) if text.strip() else None

@@ -8,7 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from webapp.services import cases, tasks, timers, uow
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, TimerFiring
 
 

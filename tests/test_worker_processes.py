@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text
 
-from webapp.services import cases, uow
+from webapp.services.cases import cases
+from webapp.services.running import uow
 from webapp.store.models import Case, CaseEvent, CaseTask, Notification, TimerFiring
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +86,7 @@ def due_cases(sessions, count: int, officers) -> list[int]:
     """``count`` running cases impounded 2026-01-05 10:00 IST (release timer due 01-09 00:00 IST): one
     through the services, the rest copied from it in the database (engine state, file, task row)."""
     with_clock = datetime.fromisoformat("2026-01-05T10:00:00+05:30")
-    from webapp import clock
+    from webapp.values import clock
     with clock.installed(clock.VirtualClock(with_clock)):
         template = uow.perform(sessions, "start_case", cases.start_case, officers["pound_keeper"],
                                impounded_at=with_clock, place_seized="Bhimpura", place_impounded="Kanji House",

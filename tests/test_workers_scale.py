@@ -14,7 +14,10 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from webapp.services import cases, tasks, timers, uow
+from webapp.services.cases import cases
+from webapp.services.jobs import timers
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, Notification, TimerFiring, WorkerLease
 
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")

@@ -4,7 +4,7 @@ Runs scenarios s1, s2, s3 and s5 with ``rule130 simulate``'s code on fresh SQLit
 of three runs each, after a warm-up), then prints per scenario the wall time of the whole run, the
 same with no document issued (``documents.due`` answering nothing: the cost of issuing), and the
 documents issued with their stored bytes (HTML, both languages); then, for
-each stored document, the time its PDF takes (webapp.pdf: headless Chromium; the first PDF of the
+each stored document, the time its PDF takes (webapp.services.papers.pdf: headless Chromium; the first PDF of the
 process apart: it starts the browser) and the PDF's size (tests/bench/pdf_render.py measures the
 PDFs alone, warm and under concurrent requests):
 
@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import select
 
-from webapp import simulate
-from webapp.services import documents
+from webapp.services.papers import documents
+from webapp.simulation import simulate
 from webapp.store import db
 from webapp.store.models import CaseDocument
 

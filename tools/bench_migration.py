@@ -19,9 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from webapp import clock
-from webapp.services import migration, repository, tasks, timers, uow, users
+from webapp.services.cases import migration
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store import db
+from webapp.values import clock
 
 REMINDER = '''<bpmn:serviceTask id="n_svc_remind_period" name="Remind the sarpanch: period over">
       <bpmn:documentation>Rule 130(e): the objection period is over.</bpmn:documentation>
@@ -69,7 +74,7 @@ def main(count: int) -> None:
             secretary = users.create_user(session, "sec", "bench-password", "secretary", panchayat_code="RMP",
                                           password_method="pbkdf2:sha256:1000")
             session.commit()
-        from webapp.services import cases
+        from webapp.services.cases import cases
         ids = []
         for _ in range(count // 2):
             ids.append(uow.perform(sessions, "start", cases.start_case, keeper, impounded_at=vc.now(),

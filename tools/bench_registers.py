@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, insert, select
 
-from webapp.services import registers
+from webapp.services.reports import registers
 from webapp.store import db
 from webapp.store.models import LedgerEntry, Panchayat
 

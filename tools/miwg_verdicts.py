@@ -3,7 +3,7 @@
     .venv/bin/python tools/miwg_verdicts.py PATH/TO/bpmn-miwg-test-suite [--process-id rule130_case] [--list]
 
 Each ``*.bpmn`` under the folder (recursively, in path order) goes through the validation pipeline
-(:func:`webapp.engine.parser.examine`: what ``rule130 deploy --dry-run``, the modeler and the API run) with
+(:func:`webapp.engine.diagrams.parser.examine`: what ``rule130 deploy --dry-run``, the modeler and the API run) with
 the registered handlers and no forms. The script prints the verdict classes (the verdict's kind by its
 XSD validity) with counts, the number of files, the total and the slowest file's time, and the checks of
 issue 22's "done when":
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from lxml import etree
 
 import handlers
-from webapp.engine import parser, safe_xml, verdicts
+from webapp.engine.diagrams import parser, safe_xml, verdicts
 
 LIMIT_SECONDS = 5.0
 # A library's wording in a message once the file's own quoted values are taken out: an exception's class
@@ -69,7 +69,7 @@ def faults(data: bytes, verdict: Any, seconds: float) -> list[str]:
 
     Args:
         data: the file's bytes (to find the elements the problems name).
-        verdict: its :class:`webapp.engine.verdicts.Verdict`.
+        verdict: its :class:`webapp.engine.diagrams.verdicts.Verdict`.
         seconds: how long the verdict took.
     """
     found = []

@@ -13,5 +13,5 @@ if TYPE_CHECKING:
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """See :func:`webapp.app.create_app`."""
-    from .app import create_app as _create_app
+    from webapp.app import create_app as _create_app
     return _create_app(test_config)

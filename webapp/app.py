@@ -12,11 +12,11 @@ from typing import Any
 from flask import Flask, g
 from sqlalchemy.engine import make_url
 
-from .store import db
-from .web.context import csrf as csrf
-from .web.context import db_session as db_session
-from .web.context import login_manager as login_manager
-from .web.context import sessions as sessions
+from webapp.store import db
+from webapp.web.context import csrf as csrf
+from webapp.web.context import db_session as db_session
+from webapp.web.context import login_manager as login_manager
+from webapp.web.context import sessions as sessions
 
 SECRET_KEY_FILE = "secret_key"
 
@@ -89,7 +89,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         SecretKeyMissing: no ``SECRET_KEY`` given and :func:`secret_key` has none for the database.
     """
     app = Flask(__name__, instance_relative_config=True)
-    from .web import hardening
+    from webapp.web.access import hardening
     app.config.from_mapping(hardening.defaults())
     app.config.from_mapping(
         RUN_TIMER_WORKER=False,
@@ -108,14 +108,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     csrf.init_app(app)
     login_manager.init_app(app)
-    from . import i18n
+    from webapp import i18n
     i18n.init_app(app)
     login_manager.localize_callback = i18n.translate
-    from .services import repository
+    from webapp.services.diagrams import repository
     factory = app.extensions["rule130.sessions"]
     i18n.set_names_source(lambda: repository.deployed_names(factory), app)
 
-    from .web import officer_sessions
+    from webapp.web.access import sessions as officer_sessions
     officer_sessions.init_app(app)  # the user loader: session key, idle timeout, lifetime
 
     @app.teardown_appcontext
@@ -124,15 +124,15 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         if session is not None:
             session.close()
 
-    from .web import register
+    from webapp.web import register
     register(app)
     hardening.init_app(app)
-    from .web.act_instant import ArrivalInstant
+    from webapp.web.act_instant import ArrivalInstant
     app.wsgi_app = ArrivalInstant(app.wsgi_app)  # type: ignore[method-assign]  # outermost: read first
 
     if app.config["RUN_TIMER_WORKER"]:
         start_timer_worker(app)
-    from . import logs
+    from webapp import logs
     logs.configure()
     return app
 
@@ -145,7 +145,7 @@ def start_timer_worker(app: Flask) -> threading.Thread:
 
     While another worker holds the lease (SQLite runs one), the thread tries again every
     ``LEASE_RETRY_SECONDS`` until it is free; :func:`stop_timer_worker` ends it and frees the lease."""
-    from .services import timers
+    from webapp.services.jobs import timers
 
     stop = threading.Event()
     app.extensions["rule130.worker_stop"] = stop
@@ -168,7 +168,8 @@ def start_timer_worker(app: Flask) -> threading.Thread:
     thread = threading.Thread(target=work, name="rule130-timer-worker", daemon=True)
     thread.start()
     app.extensions["rule130.worker_thread"] = thread
-    from .services import channels, delivery_worker
+    from webapp.services.jobs import delivery_worker
+    from webapp.services.notify import channels
     delivery_worker.start_thread(app.extensions["rule130.sessions"], channels.ChannelSettings.load(app.config), stop)
     return thread
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .i18n import M_
+from webapp.i18n import M_
 
 # a lost race: the words every refusal of a transaction that lost to another at the same moment says
 CONFLICT_MESSAGE = M_("someone else changed this case at the same moment; nothing of yours was saved. "
@@ -83,7 +83,7 @@ class AlreadySubmitted(Conflict):
 
 class InvalidDiagram(Rule130Error):
     """A process diagram or form that cannot be deployed; ``problems`` lists each problem as a line
-    of text, ``found`` the same problems as structured objects (webapp.engine.problems.Problem: element
+    of text, ``found`` the same problems as structured objects (webapp.engine.diagrams.problems.Problem: element
     id, line, message, severity) when the parser made them."""
 
     code = "invalid_diagram"
@@ -93,7 +93,7 @@ class InvalidDiagram(Rule130Error):
         super().__init__(message)
         self.problems = problems or [message]
         self.found = list(found or [])
-        self.verdict: Any = None  # the parser's Verdict, when the refusal is one (webapp.engine.parser)
+        self.verdict: Any = None  # the parser's Verdict, when the refusal is one (webapp.engine.diagrams.parser)
 
 
 class EngineFailure(Rule130Error):
@@ -106,7 +106,7 @@ class EngineFailure(Rule130Error):
 class TaskFailed(EngineFailure):
     """A diagram element of a case failed while the case ran (handler error, refused script, timer
     expression, ledger invariant): the unit of work is rolled back and an incident opened
-    (webapp.services.incidents). ``kind`` names the failure; ``snapshot`` holds the data at it."""
+    (webapp.services.jobs.incidents). ``kind`` names the failure; ``snapshot`` holds the data at it."""
 
     code = "task_failed"
 

@@ -3,7 +3,7 @@ every line written while a case is being worked on.
 
 The case number lives in a context variable (:func:`bind_case`): a unit of work on a case
 (``cases.CaseRun``, used by officers' acts and by the timer worker) sets it, and
-:func:`webapp.services.uow.perform` runs each unit in a copy of the context so it never leaks to
+:func:`webapp.services.running.uow.perform` runs each unit in a copy of the context so it never leaks to
 the next unit or request. :class:`CaseFilter` copies it onto every record (``record.case``).
 
 One line per record, e.g.::

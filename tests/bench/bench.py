@@ -47,13 +47,18 @@ from sqlalchemy import event, func, select, text
 
 import handlers
 from handlers.context import HandlerContext
-from webapp import clock, legal_time
-from webapp.casefile import Animal, CaseFile
-from webapp.engine import runtime
-from webapp.services import cases, repository, rules, tasks, timers, uow, users
+from webapp.engine.execution import runtime
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import rules, tasks
 from webapp.store import db
 from webapp.store.models import Case, CaseTask, Panchayat, User
-from webapp.tariff import DEFAULT_TARIFF
+from webapp.values import clock, legal_time
+from webapp.values.casefile import Animal, CaseFile
+from webapp.values.tariff import DEFAULT_TARIFF
 
 PASSWORD = "benchmark password"
 FAST_HASH = "pbkdf2:sha256:1000"

@@ -1,4 +1,4 @@
-"""PDF benchmark: how long does a document's PDF take (webapp.pdf: headless Chromium, then pypdf)?
+"""PDF benchmark: how long does a document's PDF take (webapp.services.papers.pdf: headless Chromium, then pypdf)?
 
 Run from the repository root (not part of the unit suite):
 
@@ -6,11 +6,11 @@ Run from the repository root (not part of the unit suite):
     .venv/bin/python tests/bench/pdf_render.py --repeat 10 --threads 4
 
 Scenarios s1, s2, s3, s5 and s6 run on temporary SQLite databases (``rule130 simulate``'s code) and
-issue every kind of document (webapp.services.documents.KINDS) in English and Hindi. Printed:
+issue every kind of document (webapp.services.papers.documents.KINDS) in English and Hindi. Printed:
 
 - the first PDF of the process, which starts the browser (Playwright's driver and Chromium);
 - per document and language, the warm time (median of ``--repeat`` prints), the part of it that
-  is pypdf's rewrite (webapp.pdf.finish), the PDF's size, and whether the reprints were byte-identical;
+  is pypdf's rewrite (webapp.services.papers.pdf.finish), the PDF's size, and whether the reprints were byte-identical;
 - with ``--threads N``: N threads asking for PDFs at once (a busy server): each request's time
   (in line behind the others included), p50 and max;
 - the first PDF after the browser was closed (as after an idle period or a crash).
@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import select
 
-from webapp import pdf, simulate
-from webapp.services import documents
+from webapp.services.papers import documents, pdf
+from webapp.simulation import simulate
 from webapp.store import db
 from webapp.store.models import CaseDocument
 

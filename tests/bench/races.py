@@ -29,7 +29,9 @@ from timer_lag import fresh_database
 
 from tests import deadline_races
 from webapp import create_app
-from webapp.services import repository, timers, users
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
 from webapp.store import db
 
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"

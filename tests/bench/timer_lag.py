@@ -36,10 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sqlalchemy import func, select, text
 
-from webapp import clock, legal_time
-from webapp.services import cases, repository, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
 from webapp.store import db
 from webapp.store.models import Case, TimerFiring
+from webapp.values import clock, legal_time
 
 TZ = "Asia/Kolkata"
 

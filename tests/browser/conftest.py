@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
-from webapp import clock
+from webapp.values import clock
 
 CHROMIUM = os.environ.get("RULE130_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -30,7 +30,12 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Page
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 
-from webapp.services import cases, repository, tasks, timers, uow, users
+from webapp.services.cases import cases
+from webapp.services.diagrams import repository
+from webapp.services.jobs import timers
+from webapp.services.people import users
+from webapp.services.running import uow
+from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, Incident
 
 from .. import test_incidents

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp import casefile
-from webapp.simulate import fire_until
+from webapp.simulation.simulate import fire_until
 from webapp.store.models import Case
+from webapp.values import casefile
 
 from .test_officers_in_browser import PHONE, at, open_task, shoot, sign_in
 

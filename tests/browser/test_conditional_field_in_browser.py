@@ -6,7 +6,7 @@ page's Content-Security-Policy (no inline script)."""
 
 from __future__ import annotations
 
-from webapp.services import tasks
+from webapp.services.tasks import tasks
 from webapp.store.models import Case
 
 from ..conftest import PASSWORD

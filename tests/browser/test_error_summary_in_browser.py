@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.simulate import fire_until
+from webapp.simulation.simulate import fire_until
 
 from .test_check_in_browser import impound_one_cow
 from .test_officers_in_browser import PHONE, at, open_task, sign_in

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from webapp.simulate import fire_until
+from webapp.simulation.simulate import fire_until
 
 from ..test_web_pages import start_case_on_page
 from .test_check_in_browser import case_file

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from playwright.sync_api import expect
 
-from webapp.services import cases
+from webapp.services.cases import cases
 from webapp.store.models import Case, ProcessVersion, User
 
 from .test_officers_in_browser import DESK, PHONE, sign_in

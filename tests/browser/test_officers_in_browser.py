@@ -14,8 +14,9 @@ from datetime import datetime
 import pytest
 from playwright.sync_api import expect
 
-from webapp.services import cases, tasks
-from webapp.simulate import _compare, _result, fire_until, load_scenario
+from webapp.services.cases import cases
+from webapp.services.tasks import tasks
+from webapp.simulation.simulate import _compare, _result, fire_until, load_scenario
 from webapp.store.models import Case
 
 from ..conftest import PASSWORD, SCENARIOS

@@ -32,8 +32,11 @@ from click.testing import CliRunner
 from sqlalchemy import func, or_, select
 
 from webapp.cli import main
-from webapp.services import cases, registers, reminders, tasks, timers
-from webapp.simulate import _compare, _result, load_scenario
+from webapp.services.cases import cases
+from webapp.services.jobs import reminders, timers
+from webapp.services.reports import registers
+from webapp.services.tasks import tasks
+from webapp.simulation.simulate import _compare, _result, load_scenario
 from webapp.store.models import (
     Case,
     CaseEvent,

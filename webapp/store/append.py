@@ -22,7 +22,7 @@ from typing import Any, cast
 from sqlalchemy import Insert, Table, insert, inspect
 from sqlalchemy.orm import Mapper, Session
 
-from .models import AuditEntry, CaseEvent, Delivery, Notification, TimerFiring
+from webapp.store.models import AuditEntry, CaseEvent, Delivery, Notification, TimerFiring
 
 BULK = (CaseEvent, TimerFiring, Notification, AuditEntry)
 CHAINED = (AuditEntry,)  # written after their hashes are chained

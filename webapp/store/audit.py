@@ -32,10 +32,10 @@ from typing import Any
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy.orm import Session
 
-from .. import clock
-from . import append
-from . import audit_records as records
-from .models import ApiToken, AuditEntry, CaseDocument, CaseEvent, LedgerEntry, ProcessVersion, User
+from webapp.store import append
+from webapp.store import audit_records as records
+from webapp.store.models import ApiToken, AuditEntry, CaseDocument, CaseEvent, LedgerEntry, ProcessVersion, User
+from webapp.values import clock
 
 GENESIS = "0" * 64
 ADVISORY_LOCK_CLASS = 1301996  # any constant; with the schema's hash it names the lock on the chain head
@@ -160,7 +160,7 @@ def _entries_for(session: Session, obj: Any, new: bool, names: dict[int, str | N
         if new:
             detail = {"username": obj.username, "role": obj.role, "panchayat_id": obj.panchayat_id,
                       "samiti_code": obj.samiti_code}
-            if obj.simulated:  # made by the simulator: it never signs in (webapp.services.users)
+            if obj.simulated:  # made by the simulator: it never signs in (webapp.services.people.users)
                 detail["simulated"] = True
             return [AuditEntry(kind="user.created", actor=obj.username, detail_json=canonical_json(detail))]
         out = []

@@ -41,7 +41,7 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from .models import AuditEntry, CaseDocument, CaseEvent, LedgerEntry, User
+from webapp.store.models import AuditEntry, CaseDocument, CaseEvent, LedgerEntry, User
 
 FORMAT = 2  # the detail format written for new rows ("v"); entries without "v" are format 1
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
-from ..errors import Refused
-from . import db
+from webapp.errors import Refused
+from webapp.store import db
 
 
 def _sqlite_path(url: str) -> Path:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import CursorResult, Engine, Executable, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .models import Case
+from webapp.store.models import Case
 
 if TYPE_CHECKING:  # imported where used: alembic loads slowly and most processes never migrate
     from alembic.config import Config
@@ -52,7 +52,7 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     every flush appends its state changes to the audit trail (``audit``); ledger entries and tariff
     rates are never changed or deleted (``immutable``); a user whose password, role, scope or active
     flag changes gets a new session key, which ends their signed-in sessions (``session_keys``)."""
-    from . import (
+    from webapp.store import (
         audit,  # noqa: F401  (installs the audit trail's before_flush hook)
         immutable,  # noqa: F401  (installs the guard of rows that are only added)
         session_keys,  # noqa: F401  (a new password, role or scope ends the user's sessions)

@@ -2,8 +2,8 @@
 
 A ``before_flush`` hook on every session refuses a flush that would change or delete a
 :class:`~webapp.store.models.LedgerEntry` or a :class:`~webapp.store.models.TariffRate`. A
-correction of the ledger is a reversing entry (webapp.services.ledger.reverse); a new tariff is
-a new row with its effective date (webapp.services.tariffs.add). On PostgreSQL and SQLite a
+correction of the ledger is a reversing entry (webapp.services.money.ledger.reverse); a new tariff is
+a new row with its effective date (webapp.services.money.tariffs.add). On PostgreSQL and SQLite a
 trigger (migration 0011_ledger) refuses UPDATE and DELETE on ``ledger_entry`` as well, for
 writes that do not go through the ORM.
 """
@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session
 
-from ..errors import EngineFailure
-from .models import CaseDocument, LedgerEntry, TariffRate
+from webapp.errors import EngineFailure
+from webapp.store.models import CaseDocument, LedgerEntry, TariffRate
 
 MESSAGES = {
     LedgerEntry: "ledger entry #%s cannot be %s: entries are never edited or deleted; post a reversing entry",

@@ -66,7 +66,7 @@ class Panchayat(Base):
     # cases may run on a virtual clock. Every other Panchayat is live.
     training: Mapped[bool] = mapped_column(default=False, server_default=false())
     # a training Panchayat's own clock (migration 0021): how far it runs ahead of the real clock, in
-    # whole seconds, moved only forward (webapp.services.training); 0 for every live Panchayat
+    # whole seconds, moved only forward (webapp.services.panchayats.training); 0 for every live Panchayat
     clock_offset_seconds: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     # a training Panchayat put away by a reset (migration 0021): its cases stay, out of every list,
     # and fire no timer again; None for every other Panchayat
@@ -100,12 +100,12 @@ class User(Base):
     language: Mapped[str] = mapped_column(String(8), default="en")
     active: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    # the key every signed-in session of this user carries (webapp.web.officer_sessions); a new key
+    # the key every signed-in session of this user carries (webapp.web.access.sessions); a new key
     # (webapp.store.session_keys) ends them all; None until the first sign-in
     session_key: Mapped[str | None] = mapped_column(String(64))
     # made by the simulator (migration 0020): no usable password, never signs in, gets no API token,
     # is never offered as the holder of a task and hears only of training Panchayats' cases
-    # (webapp.services.users.create_simulator_user)
+    # (webapp.services.people.users.create_simulator_user)
     simulated: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
@@ -116,7 +116,7 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # the scope the token was made for (its user's then); a user whose role or scope changed
-    # since cannot use it (webapp.services.users.user_for_token)
+    # since cannot use it (webapp.services.people.users.user_for_token)
     role: Mapped[str] = mapped_column(String(32), server_default="")
     panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"))
     samiti_code: Mapped[str | None] = mapped_column(String(32))
@@ -229,7 +229,7 @@ class TimerFiring(Base):
 class LedgerEntry(Base):
     """One movement of money: ``amount`` rupees from ``from_account`` to ``to_account``.
 
-    Never edited or deleted (an ORM guard in webapp.services.ledger and a database trigger refuse
+    Never edited or deleted (an ORM guard in webapp.services.money.ledger and a database trigger refuse
     it): a correction is a new entry with ``reversal_of`` naming the entry it reverses and a
     ``reason``."""
 
@@ -253,7 +253,7 @@ class LedgerEntry(Base):
 class TariffRate(Base):
     """The fine per head and the feeding per head per day of one species, in force from
     ``effective_from`` (a local calendar day) for one Panchayat, or for every Panchayat without
-    one of its own when ``panchayat_id`` is None (webapp.services.tariffs). Rows are only added."""
+    one of its own when ``panchayat_id`` is None (webapp.services.money.tariffs). Rows are only added."""
 
     __tablename__ = "tariff_rate"
     __table_args__ = (Index("ix_tariff_rate_lookup", "panchayat_id", "species", "effective_from"),)
@@ -340,7 +340,7 @@ class DeadlineReminder(Base):
 
 
 class Incident(Base):
-    """A step of a case that failed (webapp.services.incidents): the case is held until it is handled."""
+    """A step of a case that failed (webapp.services.jobs.incidents): the case is held until it is handled."""
 
     __tablename__ = "incident"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -378,7 +378,7 @@ class AuditEntry(Base):
 
 class CaseTask(Base):
     """A user task of a case as "My tasks" lists it: one row per SpiffWorkflow task that was ever
-    READY, kept in step with the engine in the same transaction (webapp.services.uow re-syncs it on
+    READY, kept in step with the engine in the same transaction (webapp.services.running.uow re-syncs it on
     every flush that changes a case's state). ``state``: ready | completed | cancelled. Dates are
     local calendar dates of the case's Panchayat; ``act_by`` is the earlier of the service-level
     ``due_on`` and the legal ``deadline_on`` (the list's order)."""
@@ -467,7 +467,7 @@ class CaseDocument(Base):
     issued_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     html: Mapped[str] = mapped_column(Text)
     sha256: Mapped[str] = mapped_column(String(64))
-    # Set once, by a correction of the act that issued it (webapp.services.corrections): the text,
+    # Set once, by a correction of the act that issued it (webapp.services.cases.corrections): the text,
     # number and hash stay as issued; the document is shown and printed with the word CANCELLED,
     # the reason and the day. A document issued again after a correction has the key ``<key>#<n>``.
     cancelled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
@@ -478,7 +478,7 @@ class CaseDocument(Base):
 class CaseAct(Base):
     """An act an officer recorded on a case (a task completed, an objection or appeal filed, a
     death, escape or birth), with what the case was just before it, so that a clerical mistake can
-    be corrected (webapp.services.corrections; RULE130.md "Correcting a clerical mistake").
+    be corrected (webapp.services.cases.corrections; RULE130.md "Correcting a clerical mistake").
 
     ``before`` is the case row as the act found it (engine state, case file, status, outcome, the
     list columns), as zlib-compressed JSON. ``marks_json`` holds the highest ids of the case's

@@ -1,7 +1,7 @@
 """Ending every signed-in session of a user at once: a new ``app_user.session_key``.
 
 Each browser session of an officer carries the user's ``session_key`` (put there at sign-in,
-compared on every request: :mod:`webapp.web.officer_sessions`). A ``before_flush`` hook on every
+compared on every request: :mod:`webapp.web.access.sessions`). A ``before_flush`` hook on every
 session gives a user a new random key whenever the flush changes what the sessions were opened
 for: the password hash, the role, the Panchayat, the Samiti, or the ``active`` flag (a
 deactivated user's sessions end; so does a reactivated user's old one). Every session that holds
@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session
 
-from .models import User
+from webapp.store.models import User
 
 # the columns whose change ends the user's sessions (the audit trail records the same changes)
 ENDING_FIELDS = ("password_hash", "role", "panchayat_id", "samiti_code", "active")

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Engine, event, inspect, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from .models import Case
+from webapp.store.models import Case
 
 log = logging.getLogger("rule130.timers")
 CHANNEL = "rule130_timers"

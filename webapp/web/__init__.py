@@ -6,49 +6,48 @@ from flask import Flask
 
 
 def register(app: Flask) -> None:
-    from . import hardening
+    from webapp.web.access import hardening
     hardening.install_converters(app)  # before any rule is added: the path parts they refuse
-    from . import (
-        admin_versions,
-        api,
-        auth,
-        diagrams,
-        errors,
+    from webapp.web import errors, ops
+    from webapp.web.access import auth
+    from webapp.web.admin import (
         modeler,  # adds POST /api/v1/process-versions to the API blueprint before it is registered
-        notify,
-        officer,
-        officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
-        ops,
-        public,
     )
+    from webapp.web.admin import versions as admin_versions
+    from webapp.web.api import routes as api
+    from webapp.web.pages import (
+        cases as officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
+    )
+    from webapp.web.pages import diagrams, notify, officer, public
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)  # with the case pages of officer_cases
     app.register_blueprint(public.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(diagrams.bp)
     app.register_blueprint(ops.bp)
-    from . import openapi, security
+    from webapp.web.admin import security
+    from webapp.web.api import openapi
     app.register_blueprint(openapi.bp)
     app.register_blueprint(security.bp)
     app.register_blueprint(notify.bp)
-    from . import monitor
+    from webapp.web.admin import monitor
     app.register_blueprint(monitor.bp)
-    from . import incidents
+    from webapp.web.admin import incidents
     app.register_blueprint(incidents.bp)
     app.register_blueprint(modeler.bp)
     app.register_blueprint(admin_versions.bp)
     app.register_blueprint(admin_versions.api_bp)
-    from . import admin_tariffs
+    from webapp.web.admin import tariffs as admin_tariffs
     app.register_blueprint(admin_tariffs.bp)
     app.register_blueprint(admin_tariffs.api_bp)
     errors.register(app)
-    from . import language
+    from webapp.web import language
     app.register_blueprint(language.bp)
-    from . import registers
+    from webapp.web.pages import registers
     app.register_blueprint(registers.bp)
-    from . import documents
+    from webapp.web.pages import documents
     app.register_blueprint(documents.bp)
-    from . import account
+    from webapp.web.access import account
     app.register_blueprint(account.bp)
-    from . import training
+    from webapp.web.pages import training
     training.init_app(app)

@@ -1,7 +1,7 @@
 """The legal instant of a request: the moment it arrived (RULE130.md, "One instant per act").
 
 :class:`ArrivalInstant` wraps the WSGI application. The first thing it does with a request is read
-the product's clock; that instant is fixed (:func:`webapp.clock.fixed`) for everything the request
+the product's clock; that instant is fixed (:func:`webapp.values.clock.fixed`) for everything the request
 does: every deadline check, every history row, document and ledger entry it writes, and the timers
 the engine fires while it applies the act (none due after the instant). An act that arrived before a
 deadline is judged before it, however long the server then takes to apply it, and never races a
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from .. import clock
+from webapp.values import clock
 
 ENVIRON_KEY = "rule130.arrived_at"
 """The WSGI environ key holding the request's arrival instant (offset-aware UTC datetime)."""

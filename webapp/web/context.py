@@ -17,7 +17,7 @@ from flask_login import LoginManager
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..i18n import N_
+from webapp.i18n import N_
 
 # bpmn-js's ready bundles, as npm ci installs them (the diagram pages need them; no CDN)
 BPMN_JS_DIST = Path(__file__).resolve().parents[2] / "node_modules" / "bpmn-js" / "dist"

@@ -16,7 +16,7 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from ..errors import AlreadySubmitted, CaseHeld, Refused, Rule130Error, SentTwice
+from webapp.errors import AlreadySubmitted, CaseHeld, Refused, Rule130Error, SentTwice
 
 log = logging.getLogger("rule130.web")
 

@@ -11,11 +11,10 @@ from typing import Any
 
 from flask import Blueprint, redirect, request, url_for
 
-from .. import languages
-from ..i18n import M_, flash_message
-from ..services import users
-from .auth import _safe_next, signed_in_user
-from .context import sessions
+from webapp.i18n import M_, flash_message, languages
+from webapp.services.people import users
+from webapp.web.access.auth import _safe_next, signed_in_user
+from webapp.web.context import sessions
 
 bp = Blueprint("language", __name__)
 

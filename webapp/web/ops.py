@@ -8,9 +8,9 @@ from flask import Blueprint, jsonify
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from .. import clock
-from ..services import timers
-from .context import db_session
+from webapp.services.jobs import timers
+from webapp.values import clock
+from webapp.web.context import db_session
 
 bp = Blueprint("ops", __name__)
 LAG_LIMIT_SECONDS = 60.0

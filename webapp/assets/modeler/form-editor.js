@@ -3,10 +3,10 @@
 // experts. The form is edited in place as the parsed JSON object, so every keyword the editor does not
 // know (allOf, if/then, $defs, additionalProperties…) is kept exactly as it was when it saves.
 // Hindi lives in the form itself: "translations": {"hi": {"title", "description", "enum": {value: label}}}
-// on the schema node it translates (webapp/engine/form_texts.py).
+// on the schema node it translates (webapp/engine/forms/form_texts.py).
 
 export const AMOUNT_PATTERN = '^[0-9]+(\\.[0-9]{1,2})?$';
-const MULTILINE_LENGTH = 200;  // webapp/services/rules.py: a text longer than this is a text area
+const MULTILINE_LENGTH = 200;  // webapp/services/tasks/rules.py: a text longer than this is a text area
 export const TYPES = [ 'text', 'long_text', 'amount', 'integer', 'number', 'choice' ];
 
 // The editor's type of a field (JSON Schema property).

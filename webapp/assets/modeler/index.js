@@ -22,7 +22,7 @@ const PREVIEW_DELAY = 500;  // ms after the last edit of a form before its previ
 
 const app = document.getElementById('modeler-app');
 const $ = (id) => document.getElementById(id);
-// The page's texts in its language (data-texts of #modeler-app, from webapp/web/modeler.py), with %(name)s fields.
+// The page's texts in its language (data-texts of #modeler-app, from webapp/web/admin/modeler.py), with %(name)s fields.
 const TEXTS = JSON.parse(app.dataset.texts || '{}');
 const t = (key, params = {}) => (TEXTS[key] || key).replace(/%\((\w+)\)s/g, (match, name) => String(params[name] ?? ''));
 const state = { revision: null, forms: {}, schemas: {}, selected: null, view: 'form', dirty: false, hindi: {},

@@ -1,5 +1,5 @@
 // Properties-panel groups for what the rule130 engine reads from a diagram beyond plain BPMN
-// (webapp/engine/parser.py and runtime.py):
+// (webapp/engine/diagrams/parser.py and runtime.py):
 //   - user task: the JSON Schema form file, spiffworkflow:property name="formJsonSchemaFilename";
 //   - service task: spiffworkflow:serviceTaskOperator id (the registered handler's name),
 //     resultVariable, and its spiffworkflow:parameter list (id, type, value: a Python expression);
@@ -268,7 +268,7 @@ export const SpiffPropertiesModule = {
   spiffPropertiesProvider: [ 'type', SpiffPropertiesProvider ]
 };
 
-// -- Hindi names: <rule130:name lang="hi" of="English name">…</rule130:name> (webapp/engine/names.py) ---------
+// -- Hindi names: <rule130:name lang="hi" of="English name">…</rule130:name> (webapp/engine/diagrams/names.py) ---------
 
 const NAMED = [ 'bpmn:Task', 'bpmn:CallActivity', 'bpmn:SubProcess', 'bpmn:Event', 'bpmn:Gateway',
   'bpmn:SequenceFlow', 'bpmn:Lane' ];

@@ -65,10 +65,11 @@ def upgrade() -> None:
 def _fill_from_running_cases() -> None:
     """One row per READY user task of every running case, read from its stored engine state
     (the columns read here exist at this revision)."""
-    from webapp import casefile, clock
-    from webapp.engine import runtime
-    from webapp.services import repository, task_table
+    from webapp.engine.execution import runtime
+    from webapp.services.diagrams import repository
+    from webapp.services.running import task_table
     from webapp.store.models import CaseTask, ProcessVersion
+    from webapp.values import casefile, clock
 
     bind = op.get_bind()
     versions: dict[int, object] = {}

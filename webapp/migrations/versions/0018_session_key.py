@@ -1,13 +1,13 @@
 """session_key: the key every signed-in session of a user carries; a new key ends them all
 
 ``app_user.session_key`` is a random text put into each browser session at sign-in and compared
-on every request (webapp.web.officer_sessions); signing out, a new password, deactivation and a
+on every request (webapp.web.access.sessions); signing out, a new password, deactivation and a
 change of role, Panchayat or Samiti give the user a new key (webapp.store.session_keys), so every
 session made before it ends at once, in every server process. NULL until the user first signs in.
 
 The lockout of 0005 goes: ``failed_logins`` and ``locked_until`` let anyone lock an officer out
 with five wrong passwords (and told known names from unknown ones); failed sign-ins are limited
-per (address, name), address and name instead (webapp.web.signin_limits), outside the database.
+per (address, name), address and name instead (webapp.web.access.signin_limits), outside the database.
 
 Revision ID: 0018_session_key
 Revises: 0017_case_number_per_year

@@ -3,7 +3,7 @@
 ``case_act`` keeps one row per act on a case (a task completed, an objection or appeal filed, a
 death, escape or birth) with the case row as the act found it, so that a clerical mistake can be
 corrected: the case is put back as it was, the act's ledger entries reversed and its documents
-cancelled (webapp.services.corrections). ``case_document`` gains the cancellation, set once: the
+cancelled (webapp.services.cases.corrections). ``case_document`` gains the cancellation, set once: the
 document stays as issued and is printed with the word CANCELLED.
 
 Revision ID: 0019_corrections

@@ -3,7 +3,7 @@
 ``panchayat.training`` marks a training Panchayat, the only kind the simulator (``rule130
 simulate --database``) writes into; every Panchayat that exists before this migration is live.
 ``app_user.simulated`` marks a user the simulator made: such a user has no usable password
-(``webapp.services.users.UNUSABLE_PASSWORD``), cannot sign in or use an API token, is never
+(``webapp.services.people.users.UNUSABLE_PASSWORD``), cannot sign in or use an API token, is never
 offered as a task's holder and hears only of training Panchayats' cases.
 
 Users the simulator made before this migration had one password written in the code
@@ -31,7 +31,7 @@ branch_labels = None
 depends_on = None
 
 OLD_SIMULATOR_PASSWORD = "simulator-pass"
-UNUSABLE = "!simulator"  # webapp.services.users.UNUSABLE_PASSWORD, fixed here as of this revision
+UNUSABLE = "!simulator"  # webapp.services.people.users.UNUSABLE_PASSWORD, fixed here as of this revision
 
 _users = sa.table("app_user", sa.column("id", sa.Integer), sa.column("username", sa.String),
                   sa.column("password_hash", sa.String), sa.column("simulated", sa.Boolean),

@@ -2,7 +2,7 @@
 
 ``panchayat.clock_offset_seconds``: how far a training Panchayat's clock runs ahead of the real
 clock, in whole seconds (0 for every live Panchayat, and never changed for one); moved only forward,
-from the browser or ``rule130 training --move`` (webapp.services.training). ``panchayat.archived_at``:
+from the browser or ``rule130 training --move`` (webapp.services.panchayats.training). ``panchayat.archived_at``:
 the instant (UTC) a training Panchayat was put away by a reset: its cases stay, out of every list,
 and no timer of theirs fires again; its officers moved to a fresh training Panchayat of the same code.
 

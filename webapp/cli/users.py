@@ -1,0 +1,108 @@
+"""Command-line tools for officers' accounts and API tokens: ``create-user``, ``set-password``,
+``deactivate-user``, ``create-token``, ``list-tokens`` and ``revoke-token``.
+
+A new password and a deactivation end every signed-in session of the user at once (a new session
+key, :mod:`webapp.store.session_keys`). Exit codes: 0 done; 2 refused (an unknown user, a password that
+breaks the rule, an inactive user), with the reason on standard error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import click
+
+from webapp.cli.common import _in_transaction, _sessions, database_option
+
+
+@click.command("create-user")
+@click.argument("name")
+@click.option("--role", required=True, type=click.Choice(["pound_keeper", "secretary", "sarpanch",
+                                                          "appellate_authority", "receiving_officer",
+                                                          "administrator"]))
+@click.option("--panchayat", "panchayat_code", default=None, help="the Panchayat's code")
+@click.option("--samiti", "samiti_code", default=None, help="the Panchayat Samiti's code")
+@click.option("--display-name", default=None)
+@click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
+@database_option
+def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None,
+                display_name: str | None, password_file: TextIO | None, database_url: str | None) -> None:
+    """Create a user. Neither --panchayat nor --samiti: an installation-wide administrator."""
+    from webapp.services.people import users
+
+    if panchayat_code and samiti_code:
+        click.echo("refused: give --panchayat or --samiti, not both", err=True)
+        sys.exit(2)
+    password = (password_file.read().strip() if password_file else
+                click.prompt("password", hide_input=True, confirmation_prompt=True))
+    _in_transaction(database_url, users.create_user, name, password, role, display_name=display_name,
+                    panchayat_code=panchayat_code, samiti_code=samiti_code)
+    click.echo(f"user {name} ({role}) created")
+
+
+@click.command("create-token")
+@click.argument("user")
+@click.option("--label", default="", help="what the token is for (shown by list-tokens)")
+@database_option
+def create_token(user: str, label: str, database_url: str | None) -> None:
+    """Make an API bearer token for USER, scoped to USER's role and Panchayat (printed once; stored
+    hashed). It stops working when revoked or when USER's role or scope changes."""
+    from webapp.services.people import users
+
+    row, token = _in_transaction(database_url, users.issue_token, user, label)
+    click.echo(f"token {row.id} for {user} ({row.role}); keep it secret, it is not shown again:", err=True)
+    click.echo(token)
+
+
+@click.command("list-tokens")
+@database_option
+def list_tokens(database_url: str | None) -> None:
+    """List API tokens: id, user, role, Panchayat id, created, revoked, label (never the token)."""
+    from webapp.services.people import users
+
+    with _sessions(database_url)() as session:
+        for row, owner in users.tokens(session):
+            revoked = row.revoked_at.isoformat() if row.revoked_at else "active"
+            click.echo(f"{row.id}\t{owner.username}\t{row.role}\t{row.panchayat_id or '-'}\t"
+                       f"{row.created_at.isoformat()}\t{revoked}\t{row.label}")
+
+
+@click.command("revoke-token")
+@click.argument("token_id", type=int)
+@database_option
+def revoke_token(token_id: int, database_url: str | None) -> None:
+    """Revoke the API token TOKEN_ID (from list-tokens) at once and for good (exit 2 if unknown)."""
+    from webapp.services.people import users
+
+    row = _in_transaction(database_url, users.revoke_token, token_id)
+    click.echo(f"token {row.id} revoked")
+
+
+@click.command("set-password")
+@click.argument("name")
+@click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
+@database_option
+def set_password_command(name: str, password_file: TextIO | None, database_url: str | None) -> None:
+    """Give the user NAME a new password (asked twice, or read from --password-file). It must pass
+    the password rule; every session of NAME ends; NAME's API tokens keep working."""
+    from webapp.services.people import passwords
+
+    password = (password_file.read().strip() if password_file else
+                click.prompt("new password", hide_input=True, confirmation_prompt=True))
+    _in_transaction(database_url, passwords.set_password, name, password)
+    click.echo(f"password of {name} changed; every session of {name} has ended")
+
+
+@click.command("deactivate-user")
+@click.argument("name")
+@database_option
+def deactivate_user_command(name: str, database_url: str | None) -> None:
+    """Deactivate the user NAME: no more sign-ins, every session ends at once, API tokens stop."""
+    from webapp.services.people import users
+
+    _in_transaction(database_url, users.deactivate, name)
+    click.echo(f"user {name} deactivated; every session and API token of {name} has ended")
+
+
+COMMANDS = (create_user, set_password_command, deactivate_user_command, create_token, list_tokens, revoke_token)

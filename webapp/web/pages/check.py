@@ -1,0 +1,49 @@
+"""The check step of an act on the pages: the values as they will be recorded, what follows from them
+(:mod:`webapp.services.running.follows`), the legal deadline it meets, then **Confirm** or **Change**.
+
+A page's act form sends ``step=check`` (a hidden field). The check page's form sends the same values
+again (hidden) with ``step=confirm`` — the act is then recorded — or ``step=change`` — the form comes
+back with every value kept. A form posted without ``step`` (a script, not a page) is recorded at
+once, as the API records its one call. Works without JavaScript.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from flask import render_template, request
+
+from webapp.i18n import M_, Message, flash_message
+from webapp.services.running.follows import Follow
+
+CHECK, CONFIRM, CHANGE = "check", "confirm", "change"
+
+
+def step() -> str:
+    """The posted step: ``check``, ``confirm``, ``change``, or ``""`` (no check step asked)."""
+    value = request.form.get("step", "")
+    return value if value in (CHECK, CONFIRM, CHANGE) else ""
+
+
+def render(*, title: Message | str, printed: list[tuple[str, str]], follows: list[Follow], hidden: dict[str, Any],
+           back: str, case_number: str, deadline: tuple[str, date | None] | None = None) -> Any:
+    """The check page.
+
+    Args:
+        title: the act's name. printed: (label, value as it will be recorded) pairs.
+        follows: what follows (:func:`webapp.services.running.uow.preview`). hidden: the form's values,
+            posted again with Confirm or Change (to the page's own URL). back: the case page's URL.
+        deadline: (the deadline's name, its last day) the act meets, if one.
+    """
+    values = {k: ("" if v is None else str(v)) for k, v in hidden.items() if k not in ("step", "csrf_token")}
+    return render_template("officer/check.html", title=title, printed=printed, follows=follows, hidden=values,
+                           action=request.path, back=back, case_number=case_number, deadline=deadline)
+
+
+def tell(done: Message, told: list[Follow], case_id: int) -> None:
+    """Flash what was done and each thing that followed (a document issued with its link)."""
+    flash_message(done, "success")
+    for follow in told:
+        category = f"follow-doc:{case_id}:{follow.document_id}" if follow.document_id else "follow"
+        flash_message(M_("%(what)s.", what=follow.text), category)

@@ -1,0 +1,69 @@
+"""Process diagrams drawn in the browser with bpmn-js (served from npm's package, no CDN):
+the current process version, and one case's diagram with its current step and its path so far."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, render_template, request, send_from_directory
+from sqlalchemy import select
+
+from webapp.i18n.languages import LANGUAGES
+from webapp.services.cases import cases, overview
+from webapp.services.diagrams import repository
+from webapp.store.models import ProcessVersion
+from webapp.web.context import BPMN_JS_DIST, db_session, login_required
+from webapp.web.pages.officer import me
+
+bp = Blueprint("diagrams", __name__)
+
+
+@bp.get("/vendor/bpmn-js/<path:filename>")
+def bpmn_js(filename: str) -> Any:
+    """bpmn-js's ready bundles and styles, as installed by ``npm ci``."""
+    if not BPMN_JS_DIST.is_dir():
+        abort(404)
+    return send_from_directory(BPMN_JS_DIST, filename, max_age=86400)
+
+
+@bp.get("/processes/<int:version_id>/bpmn")
+@login_required
+def process_xml(version_id: int) -> Any:
+    """The BPMN XML of a deployed version (404 when unknown or beyond a 64-bit id): as deployed, or
+    with ``?labels=hi`` / ``?labels=en`` its drawn labels in that language for the viewer, the lanes'
+    roles as words (overview.labelled_for; any other value: as deployed)."""
+    version = db_session().get(ProcessVersion, version_id) if version_id < 2**63 else None
+    if version is None:
+        abort(404)
+    language = request.args.get("labels")
+    if language in LANGUAGES:
+        return Response(overview.labelled_for(version.bpmn_xml, language), mimetype="application/xml")
+    return Response(version.bpmn_xml, mimetype="application/xml")
+
+
+@bp.get("/processes/current")
+@login_required
+def current_process() -> Any:
+    version = repository.current(db_session())
+    versions = list(db_session().scalars(select(ProcessVersion).order_by(ProcessVersion.version.desc())))
+    return render_template("diagrams/process.html", version=version, versions=versions,
+                           bpmn_available=BPMN_JS_DIST.is_dir())
+
+
+@bp.get("/cases/<int:case_id>/diagram")
+@login_required
+def case_diagram(case_id: int) -> Any:
+    session = db_session()
+    case = cases.get_case(session, me(), case_id)
+    run = cases.CaseRun(session, case, None)
+    marks = overview.diagram_marks(run.wf)
+    names = {task.task_spec.bpmn_id: task.task_spec.bpmn_name for task in run.wf.get_tasks()
+             if getattr(task.task_spec, "bpmn_id", None)}
+    # the steps as a list, for those who would rather read than look: what happened (with when),
+    # what is active, what the case waits for
+    happened = [event for event in cases.history(session, case) if event.kind in ("start", "task", "timer", "correction")]
+    return render_template("diagrams/case.html", case=case, version=run.loaded.version, done=marks.done,
+                           active=marks.active, waiting=marks.waiting, bpmn_available=BPMN_JS_DIST.is_dir(),
+                           happened=happened, tz=run.cf.timezone,
+                           active_names=[names.get(i) or i for i in marks.active],
+                           waiting_names=[names.get(i) or i for i in marks.waiting])
