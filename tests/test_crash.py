@@ -35,8 +35,9 @@ CHILD = textwrap.dedent('''
     from pathlib import Path
     from sqlalchemy import event, select
     from sqlalchemy.orm import Session
-    from webapp import clock
-    from webapp.services import tasks, uow
+    from webapp.values import clock
+    from webapp.services.running import uow
+    from webapp.services.tasks import tasks
     from webapp.store import db
     from webapp.store.models import User
 

@@ -41,8 +41,8 @@ WORKER = textwrap.dedent('''
     from pathlib import Path
     from sqlalchemy import event
     from sqlalchemy.orm import Session
-    from webapp import clock
-    from webapp.services import timers
+    from webapp.values import clock
+    from webapp.services.jobs import timers
     from webapp.store import db
 
     url, now, pause_file = sys.argv[1:]
