@@ -9,12 +9,11 @@ root element other than ``bpmn:definitions`` is refused. This is step 1 of the p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from lxml import etree
 
 from webapp.engine.diagrams.elements import BPMN_NS
-from webapp.engine.diagrams.problems import Problem, refusal
+from webapp.engine.diagrams.problems import Phrasebook, Problem, refusal
 from webapp.errors import InvalidDiagram
 
 MAX_BPMN_BYTES = 2 * 1024 * 1024
@@ -59,32 +58,29 @@ def read_xml(bpmn_xml: bytes) -> etree._Element:
 _FIRST_ELEMENT = re.compile(rb"<[A-Za-z_:]")
 _POSITION = re.compile(r", line (\d+), column (\d+)$")
 _ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""", re.I)
-# libxml2's well-formedness errors, in words: (its message, ours)
-_SYNTAX: list[tuple[re.Pattern[str], Callable[[re.Match[str], str], str]]] = [
-    (re.compile(r"Opening and ending tag mismatch: (\S+) line (\d+) and (\S+)"),
-     lambda m, enc: f"the element <{m[1]}> opened on line {m[2]} is closed by </{m[3]}>"),
-    (re.compile(r"Premature end of data in tag (\S+) line (\d+)"),
-     lambda m, enc: f"the file ends before the element <{m[1]}> opened on line {m[2]} is closed"),
-    (re.compile(r"Invalid bytes in character encoding"),
-     lambda m, enc: f"the file says its text is {enc} but holds bytes that are not {enc}; save it as {enc}"),
-    (re.compile(r"xmlns:?(\S*): '(.*)' is not a valid URI"),
-     lambda m, enc: f"the namespace declared as xmlns{':' + m[1] if m[1] else ''}=\"{m[2]}\" is not a valid URI "
-                    "(a namespace URI holds no spaces)"),
-    (re.compile(r"Namespace prefix (\S+) on (\S+) is not defined"),
-     lambda m, enc: f"the prefix {m[1]} of <{m[1]}:{m[2]}> is not declared (xmlns:{m[1]}=\"…\")"),
-    (re.compile(r"Namespace prefix (\S+) for (\S+) on (\S+) is not defined"),
-     lambda m, enc: f"the prefix {m[1]} of the attribute {m[1]}:{m[2]} on <{m[3]}> is not declared"),
-    (re.compile(r"Extra content at the end of the document"),
-     lambda m, enc: "there is content after the end of the root element"),
-    (re.compile(r"Document is empty"), lambda m, enc: "the file holds no XML element"),
-    (re.compile(r"Start tag expected, '<' not found"), lambda m, enc: "the file does not begin with an XML element"),
-    (re.compile(r"Attribute (\S+) redefined"), lambda m, enc: f"an element has the attribute {m[1]} twice"),
-    (re.compile(r"xmlParseEntityRef: no name|EntityRef: expecting ';'"),
-     lambda m, enc: "a '&' starts no character or entity reference; write &amp; for '&'"),
-    (re.compile(r"Couldn't find end of Start Tag (\S+)"), lambda m, enc: f"the tag <{m[1]}> is not closed with '>'"),
-    (re.compile(r"Unescaped '<' not allowed in attributes values"),
-     lambda m, enc: "an attribute value holds '<'; write &lt;"),
-]
+# libxml2's well-formedness errors (a pattern) -> the words ({encoding}: the file's declared encoding)
+_SYNTAX = Phrasebook([
+    (r"Opening and ending tag mismatch: (?P<opened>\S+) line (?P<line>\d+) and (?P<closed>\S+)",
+     "the element <{opened}> opened on line {line} is closed by </{closed}>"),
+    (r"Premature end of data in tag (?P<tag>\S+) line (?P<line>\d+)",
+     "the file ends before the element <{tag}> opened on line {line} is closed"),
+    (r"Invalid bytes in character encoding",
+     "the file says its text is {encoding} but holds bytes that are not {encoding}; save it as {encoding}"),
+    (r"(?P<attribute>xmlns(?::\S+)?): '(?P<uri>.*)' is not a valid URI",
+     'the namespace declared as {attribute}="{uri}" is not a valid URI (a namespace URI holds no spaces)'),
+    (r"Namespace prefix (?P<prefix>\S+) on (?P<tag>\S+) is not defined",
+     'the prefix {prefix} of <{prefix}:{tag}> is not declared (xmlns:{prefix}="…")'),
+    (r"Namespace prefix (?P<prefix>\S+) for (?P<name>\S+) on (?P<tag>\S+) is not defined",
+     "the prefix {prefix} of the attribute {prefix}:{name} on <{tag}> is not declared"),
+    (r"Extra content at the end of the document", "there is content after the end of the root element"),
+    (r"Document is empty", "the file holds no XML element"),
+    (r"Start tag expected, '<' not found", "the file does not begin with an XML element"),
+    (r"Attribute (?P<name>\S+) redefined", "an element has the attribute {name} twice"),
+    (r"xmlParseEntityRef: no name|EntityRef: expecting ';'",
+     "a '&' starts no character or entity reference; write &amp; for '&'"),
+    (r"Couldn't find end of Start Tag (?P<tag>\S+)", "the tag <{tag}> is not closed with '>'"),
+    (r"Unescaped '<' not allowed in attributes values", "an attribute value holds '<'; write &lt;"),
+])
 
 
 def _not_well_formed(error: etree.XMLSyntaxError, prolog: bytes = b"") -> InvalidDiagram:
@@ -94,11 +90,7 @@ def _not_well_formed(error: etree.XMLSyntaxError, prolog: bytes = b"") -> Invali
     text = _POSITION.sub("", text)
     declared = _ENCODING.search(prolog)
     encoding = declared.group(1).decode("ascii").upper() if declared else "UTF-8"
-    for pattern, words in _SYNTAX:
-        match = pattern.search(text)
-        if match:
-            text = words(match, encoding)
-            break
+    text = _SYNTAX.say(text, encoding=encoding) or text
     line = error.lineno if isinstance(error.lineno, int) and error.lineno > 0 else None
     where = f" (line {position.group(1)}, column {position.group(2)})" if position else ""
     message = f"{NOT_WELL_FORMED}: {text}{where}"
