@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up what the tests need, lint, run every scenario through the CLI, then the whole pytest suite
 # on SQLite and, where PostgreSQL answers (127.0.0.1:5432 on the development and CI machines),
-# on PostgreSQL too, side by side (each test in a schema of its own; the browser tests once, on SQLite).
+# on PostgreSQL too, side by side (each test in a schema of its own); on PostgreSQL only the tests of what can
+# differ between the databases (tests/conftest.py, BOTH_DATABASES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
@@ -27,9 +28,11 @@ if .venv/bin/python -c "import sys, psycopg; psycopg.connect(sys.argv[1], connec
   sqlite_run=$!
   echo "== the suite on PostgreSQL ($PG_URL)"
   pg_status=0
-  # the browser tests (tests/browser: pages in chromium, the database behind them incidental) run
-  # once, in the SQLite run; everything that reads or writes the database runs on both
-  RULE130_TEST_POSTGRES="$PG_URL" .venv/bin/python -m pytest --basetemp="$work/postgresql" --ignore=tests/browser "$@" \
+  # only what can differ between the databases runs on both (SQL, locking, concurrency,
+  # migrations: the both_databases marker, tests/conftest.py); the rest, the browser tests among
+  # them, runs once, in the SQLite run
+  RULE130_TEST_POSTGRES="$PG_URL" .venv/bin/python -m pytest --basetemp="$work/postgresql" --ignore=tests/browser \
+    -m both_databases "$@" \
     || pg_status=$?
   sqlite_status=0
   wait "$sqlite_run" || sqlite_status=$?

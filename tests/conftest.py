@@ -30,6 +30,44 @@ os.environ["RULE130_CHECK_DUMP"] = "1"
 
 POSTGRES = os.environ.get("RULE130_TEST_POSTGRES")  # e.g. postgresql://postgres@127.0.0.1:5432/test
 
+# What can differ between SQLite and PostgreSQL: SQL (types, aggregates, text matching, triggers),
+# locking and concurrency, transactions, migrations. These modules (and the tests marked
+# ``@pytest.mark.both_databases`` elsewhere) run on both; scripts/test.sh runs the rest on SQLite
+# only (``-m both_databases`` for the PostgreSQL run). docs/operations.md, "The test suite's time".
+BOTH_DATABASES = {
+    "test_act_instant": "an act raced against its timer: row locks and the worker's settle time",
+    "test_append_rows": "bulk INSERTs per table and flush, as each driver sends them",
+    "test_audit": "the hash chain under concurrent writers",
+    "test_audit_records": "the ledger's append-only trigger, the records against the trail",
+    "test_backup_restore": "pg_dump / pg_restore, SQLite's online backup",
+    "test_case_numbers": "case numbers taken at the same moment",
+    "test_case_page": "the case search (text matching differs by database)",
+    "test_corrections": "an act put back: rows deleted and restored in many tables",
+    "test_crash": "a process killed before its commit: the transaction's atomicity",
+    "test_hardening": "numbers beyond what a column holds",
+    "test_ledger": "NUMERIC amounts and the ledger's invariants in SQL",
+    "test_live_instances": "optimistic locking of the kept engine instances",
+    "test_monitoring": "the timer lag's queries",
+    "test_paths_refused": "ids beyond what an id column holds",
+    "test_registers": "the registers' aggregates over the ledger",
+    "test_schema_matches_models": "the migrations against the models",
+    "test_serve_restart": "the timer worker's lease",
+    "test_simulator_isolation": "the timer worker's lease and the real clock's cap",
+    "test_tasklist": "the task table's queries, claims and their consistency",
+    "test_timer_wakeup": "LISTEN/NOTIFY on PostgreSQL",
+    "test_versions": "running cases moved between versions",
+    "test_worker": "the single worker's lease",
+    "test_worker_processes": "worker processes sharing due timers",
+    "test_workers_scale": "row locks and SKIP LOCKED",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`BOTH_DATABASES`'s modules ``both_databases``."""
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in BOTH_DATABASES:
+            item.add_marker(pytest.mark.both_databases)
+
 
 @pytest.fixture(scope="session")
 def migrated_template(tmp_path_factory: pytest.TempPathFactory):

@@ -624,6 +624,7 @@ def test_completing_a_task_twice_is_a_conflict(api, sessions, virtual_clock):
     assert unchanged(api, case["id"]) == before
 
 
+@pytest.mark.both_databases
 def test_a_stale_lock_version_is_a_conflict(api, sessions, virtual_clock):
     case = open_file(api, sessions, virtual_clock)
     task = api.task("secretary", "ut_publish_notice")

@@ -412,6 +412,7 @@ def test_the_api_validates_and_deploys_a_new_version(client, sessions, tokens, b
         assert repository.current(session).note == "renamed the release task"
 
 
+@pytest.mark.both_databases
 def test_two_administrators_deploying_the_same_draft_at_once_make_one_version(admin, sessions, officers, bundled):
     text, forms = bundled
     changed = renamed(text, "ut_release", "Owner takes the cattle back", "स्वामी पशु वापस ले जाता है")

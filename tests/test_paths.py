@@ -678,6 +678,7 @@ def test_two_officers_completing_the_same_task_one_wins_one_gets_conflict(drive)
     assert drive.history()[-1].kind == "refusal"
 
 
+@pytest.mark.both_databases
 def test_stale_lock_version_is_a_conflict(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
@@ -705,6 +706,7 @@ def sold_with_objection_and_notice_timer_due(drive):
     drive.move(ist_midnight("2026-02-09") + timedelta(seconds=5))
 
 
+@pytest.mark.both_databases
 def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
     sold_with_objection_and_notice_timer_due(drive)
 
@@ -722,6 +724,7 @@ def test_worker_loses_race_to_an_officer_and_the_timer_fires_once(drive):
     assert drive.case().next_timer_due == ist_midnight("2026-03-12")  # D = 02-09, last day 03-11
 
 
+@pytest.mark.both_databases
 @staged_in_one_thread
 def test_officer_loses_race_to_the_worker_and_can_retry(drive):
     sold_with_objection_and_notice_timer_due(drive)
@@ -750,6 +753,7 @@ def _incidents(drive):
         return session.scalars(select(Incident).where(Incident.case_id == drive.case_id)).all()
 
 
+@pytest.mark.both_databases
 @staged_in_one_thread
 def test_the_same_bid_sent_twice_at_the_same_moment_is_recorded_once_and_the_other_is_a_conflict(drive, monkeypatch):
     """A double click (or two officers) on "Record bid": the second submission read the case before

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
@@ -146,6 +147,7 @@ def test_the_training_clock_never_moves_backwards_and_refuses_bad_days(client, s
                               .where(AuditEntry.kind == "training.clock_moved")) == 1
 
 
+@pytest.mark.both_databases
 def test_the_worker_fires_training_timers_at_the_training_clock_and_live_ones_at_the_real_one(
         client, sessions, virtual_clock):
     make_training(sessions)

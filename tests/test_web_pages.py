@@ -776,6 +776,7 @@ def test_an_appeal_filed_on_the_case_page_is_decided_by_the_appellate_authority(
     assert element_text(page, "bal-panchayat_fund") == "₹10,780.00"
 
 
+@pytest.mark.both_databases
 def test_a_mangled_lock_version_is_refused_not_skipped(client, sessions, virtual_clock):
     """lock_version=abc once skipped the concurrent-edit check and published the notice."""
     case_id = start_case_on_page(client, virtual_clock)
