@@ -200,3 +200,10 @@ def app(database_url, sessions, officers):
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture
+def drive(sessions, officers, virtual_clock):
+    """One case driven through the services with the virtual clock (tests/driver.py)."""
+    from .driver import Driver
+    return Driver(sessions, officers, virtual_clock)

@@ -20,14 +20,10 @@ from webapp.store import audit
 from webapp.store.models import AuditEntry, Case, CaseEvent, Delivery, Notification, User
 from webapp.values import clock
 
-from .test_paths import TWO_COWS, Driver
+from .driver import TWO_COWS, sell
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 class Statements:
@@ -188,8 +184,7 @@ def test_a_reminder_falling_due_before_an_act_is_sent_once_in_that_act(drive, se
     drive.fire_past(datetime.fromisoformat("2026-01-09T00:00:00+05:30"))
     drive.move("2026-01-09T11:00:00+05:30")
     drive.act("secretary", "ut_publish_notice", {"objection_period_days": 30, "full_price": "12000.00"})
-    drive.move("2026-01-10T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000.00"})
+    sell(drive, "Bidder A", "9000.00", "2026-01-10T12:00:00+05:30")
     drive.fire_past(datetime.fromisoformat("2026-01-12T00:00:00+05:30"))  # the auction closes unsold
     # no worker pass since: the objection period's reminder (last day 2026-02-08) fell due on 02-06
     drive.move("2026-02-06T10:00:00+05:30")

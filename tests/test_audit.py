@@ -22,14 +22,10 @@ from webapp.store import audit
 from webapp.store.models import AuditEntry, User
 
 from .conftest import PASSWORD
-from .test_paths import TWO_COWS, Driver, ist_midnight
+from .driver import TWO_COWS, ist_midnight
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def entries(sessions) -> list[AuditEntry]:

@@ -19,7 +19,7 @@ from webapp.cli import main as cli
 from webapp.store import audit
 from webapp.store.models import AuditEntry, CaseDocument, CaseEvent, LedgerEntry
 
-from .test_paths import TWO_COWS, Driver
+from .driver import TWO_COWS, Driver
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 

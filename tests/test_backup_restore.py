@@ -19,7 +19,7 @@ from webapp.store import audit, db
 from webapp.store.models import Case, User
 
 from .conftest import FAST_HASH, POSTGRES
-from .test_paths import TWO_COWS, Driver, ist_midnight
+from .driver import TWO_COWS, Driver, ist_midnight
 
 D = Decimal
 

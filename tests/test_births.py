@@ -13,14 +13,10 @@ from webapp.errors import NotPermitted, Refused
 from webapp.values import fees
 
 from .conftest import PASSWORD
-from .test_paths import TWO_COWS, Driver, ist_midnight, publish, refused
+from .driver import TWO_COWS, ist_midnight, order_stand_to_final, publish, refused, sell
 
 D = Decimal
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def birth(drive, **fields):
@@ -49,13 +45,9 @@ def test_a_birth_recorded_late_counts_from_the_day_given_and_the_calf_is_sold_wi
     assert drive.file().animals[2].description == "calf of RJ-2"
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12500.00"})
+    sell(drive, "Bidder B", "12500.00", "2026-01-10T15:00:00+05:30")
     refused(drive, birth, drive, tag="RJ-1", match="RJ-1 is no longer in the pound")
-    drive.fire_past(ist_midnight("2026-02-09"))
-    drive.move("2026-02-09T11:00:00+05:30")
-    drive.act("sarpanch", "ut_order_stand")
-    drive.fire_past(ist_midnight("2026-03-12"))
+    order_stand_to_final(drive)
     # C = 2 x 60 x 6 days (01-05..01-10) + the calf 60 x 5 days (01-06..01-10) = 1020; F + C = 2020
     assert drive.entries()[1:] == [
         ("suspense", "pound_account", D("2020.00"), "fine_and_feeding", "Rule 130(e)"),
@@ -213,8 +205,7 @@ def test_once_every_animal_died_after_the_notice_the_case_closes_and_nothing_is_
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T09:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000"})
+    sell(drive, "Bidder A", "9000", "2026-01-10T09:00:00+05:30")
     drive.animal_event("death", tag="RJ-1")
     assert drive.case().status == "running"  # one cow still lives: the auction goes on
     drive.animal_event("death", tag="RJ-2")

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
+from tests.driver import ONE_COW, TWO_COWS, ist_midnight, publish
 from webapp.errors import DeadlinePassed
 from webapp.i18n import localize
 from webapp.services.cases import cases
 from webapp.services.running import uow
 from webapp.services.tasks import tasks
 from webapp.store.models import Case
-
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def said(follows, language="en"):
@@ -125,7 +120,7 @@ def test_a_second_objection_says_that_a_second_claim_opens_for_the_sarpanch(sess
     from webapp.services.cases import cases
     from webapp.services.running import uow
 
-    from .test_paths import TWO_COWS, Driver, ist_midnight, publish
+    from .driver import TWO_COWS, Driver, ist_midnight, publish
     drive = Driver(sessions, officers, virtual_clock)
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-08"))

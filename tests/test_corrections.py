@@ -22,14 +22,10 @@ from webapp.services.tasks import tasklist
 from webapp.store import audit
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseTask, LedgerEntry, Notification
 
-from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
+from .driver import ONE_COW, TWO_COWS, ist_midnight, order_stand_to_final, publish, sell
 
 D = Decimal
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def correct(drive, role="secretary", reason="recorded in the wrong case", act_id=None):
@@ -79,12 +75,8 @@ def test_a_wrong_death_in_a_one_animal_case_is_corrected_and_the_case_goes_on_to
     drive.fire_past(ist_midnight("2026-01-08"))
     publish(drive)
     assert drive.file().notice.last_day == date(2026, 2, 8)
-    drive.move("2026-01-09T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000.00"})
-    drive.fire_past(ist_midnight("2026-02-09"))
-    drive.move("2026-02-09T11:00:00+05:30")
-    drive.act("sarpanch", "ut_order_stand")
-    drive.fire_past(ist_midnight("2026-03-12"))
+    sell(drive, "Bidder B", "12000.00", "2026-01-09T15:00:00+05:30")
+    order_stand_to_final(drive)
     case = drive.case()
     assert (case.status, case.outcome) == ("completed", "auction_final")
     # F = 500; C = 60 x 5 days (01-05..01-09) = 300; the balance 11200 to the fund
@@ -118,8 +110,7 @@ def test_a_full_price_bid_hands_the_cattle_to_the_buyer_and_is_refused_naming_wh
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-08"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000.00"})
+    sell(drive, "Bidder B", "12000.00", "2026-01-10T15:00:00+05:30")
     with pytest.raises(Refused) as info:
         correct(drive)
     assert "sold the cattle to Bidder B, who took them on 2026-01-10" in info.value.message
@@ -184,8 +175,7 @@ def test_only_the_latest_act_and_only_by_the_roles_the_reading_names(drive):
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-08"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "5000.00"})
+    sell(drive, "Bidder B", "5000.00", "2026-01-10T15:00:00+05:30")
     with drive.sessions() as s:
         notice_act, bid_act = [a.id for a in acts.of_case(s, drive.case_id)]
     with pytest.raises(NotPermitted, match="corrected by the secretary; you are signed in as pound keeper"):

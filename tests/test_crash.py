@@ -24,7 +24,7 @@ from webapp.services.money import ledger
 from webapp.store import audit
 from webapp.store.models import AuditEntry, Case
 
-from .test_paths import TWO_COWS, Driver
+from .driver import TWO_COWS, Driver
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEN = "2026-01-08T23:00:00+05:30"  # within the 3-day release window

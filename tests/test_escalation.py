@@ -22,17 +22,13 @@ from webapp.services.running import uow
 from webapp.services.tasks import tasklist
 from webapp.store.models import Case, CaseTask, Notification, User
 
+from .driver import ONE_COW, ist_midnight, publish
 from .test_notify_channels import at, choose, settings_for, smtp  # noqa: F401 - the smtp fixture
-from .test_paths import ONE_COW, Driver, ist_midnight, publish
 
 OVERDUE = ist_midnight("2026-01-11")  # the file opened on 01-09: publish by 01-10 (1 day); overdue from 01-11
 ESCALATED = ist_midnight("2026-01-14")  # 3 days later
 US = timedelta(microseconds=1)
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def notices(sessions, template: str) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.checks import (
 
 from webapp.services.people import users
 
-from .test_paths import TWO_COWS, Driver
+from .driver import TWO_COWS, Driver
 
 MAX_EXAMPLES = 30
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]

@@ -17,7 +17,7 @@ from webapp.services.tasks import tasks
 from webapp.store.models import Case
 
 from .conftest import PASSWORD
-from .test_paths import TWO_COWS, Driver, ist_midnight
+from .driver import TWO_COWS, Driver, ist_midnight
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)  # any code point but surrogates
 EDGE_NUMBERS = st.one_of(

@@ -43,9 +43,9 @@ from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, Incident, ProcessVersion, User
 
 from .conftest import PASSWORD
+from .driver import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
 from .test_incidents import FLAKY, flaky_version  # noqa: F401 - a fixture used below
 from .test_notify_channels import choose, settings_for
-from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
 
 USERS = {"pound_keeper": "pk", "secretary": "sec", "sarpanch": "sar", "appellate_authority": "app",
          "receiving_officer": "recv", "administrator": "admin"}

@@ -19,7 +19,7 @@ from webapp.services.money import ledger
 from webapp.services.running import uow
 from webapp.store.models import AuditEntry, Case, CaseEvent, LedgerEntry
 
-from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish, refused
+from .driver import ONE_COW, TWO_COWS, ist_midnight, order_stand_to_final, publish, refused, sell
 
 D = Decimal
 
@@ -122,18 +122,13 @@ def test_what_the_file_says_suspense_holds():
 
 # -- posting ------------------------------------------------------------------------------------
 
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
-
 
 def sold_at_full_price(drive):
     """Two cows impounded 2026-01-05; notice 01-09; Bidder B's 12500.00 at full price on 01-10."""
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12500.00"})
+    sell(drive, "Bidder B", "12500.00", "2026-01-10T15:00:00+05:30")
 
 
 def reverse(drive, entry_id, reason, role="secretary"):
@@ -276,12 +271,8 @@ def test_a_reversal_that_would_leave_suspense_below_zero_is_refused(drive):
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12500.00"})
-    drive.fire_past(ist_midnight("2026-02-09"))
-    drive.move("2026-02-09T11:00:00+05:30")
-    drive.act("sarpanch", "ut_order_stand")
-    drive.fire_past(ist_midnight("2026-03-12"))
+    sell(drive, "Bidder B", "12500.00", "2026-01-10T15:00:00+05:30")
+    order_stand_to_final(drive)
     assert drive.case().outcome == "auction_final"
     with drive.sessions() as s:
         sale, to_pound, to_fund = ledger.entries(s, drive.case_id)

@@ -9,155 +9,25 @@ for which role, ledger entries with their clauses, and the case summary.
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, timedelta
 from decimal import Decimal
 
 import pytest
 from sqlalchemy import select
 
-from webapp.errors import CaseHeld, Conflict, DeadlinePassed, NotFound, NotPermitted, Refused, TaskFailed
+from webapp.errors import CaseHeld, Conflict, DeadlinePassed, NotFound, NotPermitted, TaskFailed
 from webapp.services.cases import cases
 from webapp.services.jobs import timers
 from webapp.services.money import ledger
 from webapp.services.people import users
 from webapp.services.running import uow
 from webapp.services.tasks import tasklist, tasks
-from webapp.store.models import Case, Incident, TimerFiring
-from webapp.values import casefile
+from webapp.store.models import Case, Incident
 
 from .conftest import POSTGRES
+from .driver import ONE_COW, TWO_COWS, US, ist_midnight, order_stand_to_final, publish, refused, sell
 
 D = Decimal
-US = timedelta(microseconds=1)
-
-
-def at(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def ist_midnight(day: str) -> datetime:
-    """00:00 in Asia/Kolkata of ``day`` (YYYY-MM-DD), as an aware instant."""
-    return at(f"{day}T00:00:00+05:30")
-
-
-class Driver:
-    """One case driven through the services, with the virtual clock."""
-
-    def __init__(self, sessions, officers, clock) -> None:
-        self.sessions, self.officers, self.clock = sessions, officers, clock
-        self.case_id: int | None = None
-
-    # -- acting --------------------------------------------------------------------------------
-    def start(self, animals, impounded_at="2026-01-05T10:00:00+05:30", **tariff_overrides) -> Case:
-        case = uow.perform(self.sessions, "start_case", cases.start_case, self.officers["pound_keeper"],
-                           impounded_at=impounded_at, place_seized="Bhimpura",
-                           place_impounded="Kanji House, Rampura", nearest_village="Bhimpura",
-                           animals=animals)
-        self.case_id = case.id
-        return case
-
-    def move(self, instant: str | datetime) -> None:
-        self.clock.set(at(instant) if isinstance(instant, str) else instant)
-
-    def act(self, role, element_id, data=None, *, user=None, **match):
-        user = user or self.officers[role]
-        return uow.perform(self.sessions, element_id, tasks.act, user, self.case_id, element_id, data or {},
-                           case_id=self.case_id, user=user, **match)
-
-    def object(self, objector):
-        sec = self.officers["secretary"]
-        return uow.perform(self.sessions, "file_objection", cases.file_objection, sec, self.case_id, objector,
-                           case_id=self.case_id, user=sec)
-
-    def appeal(self, appellant):
-        sec = self.officers["secretary"]
-        return uow.perform(self.sessions, "file_appeal", cases.file_appeal, sec, self.case_id, appellant,
-                           case_id=self.case_id, user=sec)
-
-    def animal_event(self, kind, **which):
-        pk = self.officers["pound_keeper"]
-        return uow.perform(self.sessions, f"record_{kind}", cases.record_animal_event, pk, self.case_id, kind,
-                           case_id=self.case_id, user=pk, **which)
-
-    def fire_past(self, due: datetime, extra: timedelta = US) -> int:
-        """Move the clock just past ``due`` and run one worker pass."""
-        self.clock.set(due + extra)
-        return timers.fire_due(self.sessions)
-
-    # -- reading -------------------------------------------------------------------------------
-    def case(self) -> Case:
-        with self.sessions() as s:
-            return s.get(Case, self.case_id)
-
-    def file(self) -> casefile.CaseFile:
-        return casefile.load(self.case().file_json)
-
-    def ready(self, role: str) -> list[tuple[str, date | None]]:
-        """(element id, due date) of the ready tasks in ``role``'s list for this case."""
-        with self.sessions() as s:
-            views = tasks.my_tasks(s, self.officers[role])
-        return [(v.element_id, v.due) for v in views if v.case_id == self.case_id]
-
-    def all_ready(self) -> dict[str, list[str]]:
-        roles = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer")
-        return {r: [e for e, _ in self.ready(r)] for r in roles if self.ready(r)}
-
-    def summary(self) -> dict:
-        with self.sessions() as s:
-            return cases.summary(s, s.get(Case, self.case_id))
-
-    def entries(self) -> list[tuple[str, str, Decimal, str, str]]:
-        with self.sessions() as s:
-            return [(e.from_account, e.to_account, e.amount, e.kind, e.clause)
-                    for e in ledger.entries(s, self.case_id)]
-
-    def history(self):
-        with self.sessions() as s:
-            return cases.history(s, s.get(Case, self.case_id))
-
-    def firings(self) -> list[TimerFiring]:
-        with self.sessions() as s:
-            return list(s.scalars(select(TimerFiring).where(TimerFiring.case_id == self.case_id)
-                                  .order_by(TimerFiring.id)))
-
-    def snapshot(self):
-        """Everything a refused act must leave alone."""
-        case = self.case()
-        with self.sessions() as s:
-            events = [(e.kind, e.name) for e in cases.history(s, case) if e.kind != "refusal"]
-        return (case.state_json, case.file_json, case.lock_version, case.next_timer_due, case.status,
-                self.entries(), events)
-
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
-
-
-TWO_COWS = [{"species": "cow", "description": "brown cow, white patch", "tag": "RJ-1"},
-            {"species": "cow", "description": "black cow, broken horn", "tag": "RJ-2"}]
-ONE_COW = [{"species": "cow", "description": "grey cow, bell on neck", "tag": "RJ-9"}]
-
-
-def publish(drive, when="2026-01-09T11:00:00+05:30", days=30, full_price="12000.00"):
-    drive.move(when)
-    return drive.act("secretary", "ut_publish_notice", {"objection_period_days": days, "full_price": full_price})
-
-
-def refused(drive, call, *args, error=Refused, match=None, **kwargs):
-    """Call an act that must be refused: nothing changes and the refusal is in the history."""
-    before = drive.snapshot()
-    count = sum(1 for e in drive.history() if e.kind == "refusal")
-    with pytest.raises(error) as info:
-        call(*args, **kwargs)
-    if match is not None:
-        assert match.lower() in info.value.message.lower()
-    assert drive.snapshot() == before
-    refusals = [e for e in drive.history() if e.kind == "refusal"]
-    assert len(refusals) == count + 1
-    assert json.loads(refusals[-1].detail_json)["message"] == info.value.message
-    return info.value
-
 
 # -- release window and the report ----------------------------------------------------------------
 
@@ -251,10 +121,8 @@ def test_no_objection_unsold_highest_bid_accepted_then_auction_final(drive):
     publish(drive)
     f = drive.file()
     assert (f.notice.last_day, f.auction.last_day) == (date(2026, 2, 8), date(2026, 1, 11))
-    drive.move("2026-01-10T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000"})
-    drive.move("2026-01-11T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "8000.50"})
+    sell(drive, "Bidder A", "9000", "2026-01-10T12:00:00+05:30")
+    sell(drive, "Bidder B", "8000.50", "2026-01-11T12:00:00+05:30")
     assert drive.ready("secretary") == [("ut_record_bid", date(2026, 1, 11))]
     assert drive.case().next_timer_due == ist_midnight("2026-01-12")  # A+3 00:00 (auction closes)
 
@@ -314,10 +182,7 @@ def test_unsold_dispatched_to_a_receiving_officer_who_records_the_remittance(dri
     drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "750.00"})
     assert drive.entries() == [("receiving_officer", "suspense", D("7250.00"), "remittance",
                                 "Rule 130(b) proviso")]
-    drive.fire_past(ist_midnight("2026-02-09"))
-    drive.move("2026-02-09T11:00:00+05:30")
-    drive.act("sarpanch", "ut_order_stand")
-    drive.fire_past(ist_midnight("2026-03-12"))
+    order_stand_to_final(drive)
     s = drive.summary()
     # F = 500; C = 60 x (01-05..01-12 = 8 days) = 480; fund 7250 - 980 = 6270
     assert s["sale"] is None
@@ -330,8 +195,7 @@ def test_appeal_reverses_order_auction_stand_buyer_returns_and_objector_pays(dri
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12500.00"})
+    sell(drive, "Bidder B", "12500.00", "2026-01-10T15:00:00+05:30")
     assert drive.ready("secretary") == []  # full price closed the auction at once
     assert drive.file().sale.day == date(2026, 1, 10)
     drive.fire_past(ist_midnight("2026-02-09"))
@@ -390,8 +254,7 @@ def test_two_objectors_each_decided_second_proved_refused(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "12000"})
+    sell(drive, "Bidder B", "12000", "2026-01-10T15:00:00+05:30")
     drive.move("2026-01-12T11:00:00+05:30")
     drive.object("Objector A")
     drive.move("2026-01-13T11:00:00+05:30")
@@ -420,8 +283,7 @@ def test_objection_not_proved_goes_to_e(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-09T15:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder B", "amount": "13000"})
+    sell(drive, "Bidder B", "13000", "2026-01-09T15:00:00+05:30")
     drive.move("2026-01-15T11:00:00+05:30")
     drive.object("Objector P")
     drive.fire_past(ist_midnight("2026-02-09"))
@@ -496,8 +358,7 @@ def test_interim_delivery_not_proved_cattle_returned_new_auction_then_e(drive):
     assert (len(f.auctions), f.auction.round, f.auction.last_day) == (2, 2, date(2026, 2, 27))
     assert drive.ready("secretary") == [("ut_record_bid", date(2026, 2, 27))]
     assert drive.case().next_timer_due == ist_midnight("2026-02-28")  # the new auction closes A+3
-    drive.move("2026-02-26T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder J", "amount": "18000"})
+    sell(drive, "Bidder J", "18000", "2026-02-26T12:00:00+05:30")
     case = drive.case()
     assert (case.status, case.outcome) == ("completed", "auction_final")
     # F = 500; C = 60 x (01-05..01-10 = 6 days + 02-25..02-26 = 2 days) = 480; fund 18000 - 980
@@ -540,8 +401,7 @@ def test_death_before_the_sale_stops_feeding_but_fine_counts(drive):
     drive.move("2026-01-09T18:00:00+05:30")
     drive.animal_event("death", tag="RJ-2")
     assert drive.file().animals[1].died_on == date(2026, 1, 9)
-    drive.move("2026-01-10T10:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder S", "amount": "6000"})
+    sell(drive, "Bidder S", "6000", "2026-01-10T10:00:00+05:30")
     refused(drive, drive.animal_event, "death", tag="RJ-1", match="no longer in the pound")
     s = drive.summary()
     # F = 2 x 500; C = 60 x 6 days (RJ-1: 01-05..01-10) + 60 x 5 days (RJ-2: 01-05..01-09) = 660
@@ -587,8 +447,7 @@ def test_order_auction_stand_is_not_open_during_the_notice_period(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-09T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "B", "amount": "12000"})
+    sell(drive, "B", "12000", "2026-01-09T12:00:00+05:30")
     drive.move("2026-02-01T10:00:00+05:30")
     refused(drive, drive.act, "sarpanch", "ut_order_stand", match="not open")
     refused(drive, drive.appeal, "Anyone", match="no decision")
@@ -614,8 +473,7 @@ def test_appeal_filed_in_the_notice_period_waits_for_its_end(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive, days=40)  # last day 02-18
-    drive.move("2026-01-09T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder AA", "amount": "12000"})
+    sell(drive, "Bidder AA", "12000", "2026-01-09T12:00:00+05:30")
     drive.move("2026-01-10T11:00:00+05:30")
     drive.object("Objector BB")
     drive.move("2026-01-12T11:00:00+05:30")
@@ -699,8 +557,7 @@ def sold_with_objection_and_notice_timer_due(drive):
     drive.start(ONE_COW)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-09T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "B", "amount": "12000"})
+    sell(drive, "B", "12000", "2026-01-09T12:00:00+05:30")
     drive.move("2026-01-20T11:00:00+05:30")
     drive.object("Objector Q")
     drive.move(ist_midnight("2026-02-09") + timedelta(seconds=5))

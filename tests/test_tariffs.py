@@ -18,7 +18,7 @@ from webapp.store.models import AuditEntry, Case, Panchayat, TariffRate
 from webapp.values import casefile
 
 from .conftest import FAST_HASH, PASSWORD
-from .test_paths import Driver
+from .driver import Driver
 
 D = Decimal
 COW = [{"species": "cow", "description": "brown cow", "tag": "RJ-1"}]

@@ -18,12 +18,7 @@ from webapp.simulation.simulate import load_scenario, run_scenario
 from webapp.store.models import Case, CaseEvent, CaseTask, ProcessVersion, User
 
 from .conftest import FAST_HASH, PASSWORD, SCENARIOS
-from .test_paths import ONE_COW, Driver, at, ist_midnight
-
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
+from .driver import ONE_COW, at, ist_midnight
 
 
 @pytest.fixture

@@ -427,7 +427,7 @@ def test_the_trainee_receiving_officer_works_on_the_training_clock_and_live_and_
     """The trainee sarpanch sends unsold cattle to a receiving officer: a live one is refused, the
     trainee receiving officer is found, and works under the band on the training clock. A live
     sarpanch cannot name the trainee."""
-    from .test_paths import TWO_COWS, Driver, ist_midnight, publish, refused
+    from .driver import TWO_COWS, Driver, ist_midnight, publish, refused
 
     make_training(sessions)
     drive = Driver(sessions, officers, virtual_clock)  # a live case of RMP, unsold on 2026-01-12

@@ -25,7 +25,7 @@ from webapp.services.notify import notifications
 from webapp.store.models import Case, CaseEvent, ProcessAudit, ProcessVersion
 
 from .bpmn_names import renamed
-from .test_paths import ONE_COW, TWO_COWS, Driver, ist_midnight, publish
+from .driver import ONE_COW, TWO_COWS, Driver, ist_midnight, publish, sell
 
 D = Decimal
 P = repository.PROCESS_ID
@@ -109,10 +109,6 @@ def deploy_v2(sessions) -> ProcessVersion:
         assert (version.version, created) == (2, True)
         return version
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def case_version(sessions, case_id: int) -> int:
@@ -256,8 +252,7 @@ def sold_and_waiting(drive) -> None:
     drive.start(TWO_COWS)
     drive.fire_past(ist_midnight("2026-01-09"))
     publish(drive)
-    drive.move("2026-01-10T12:00:00+05:30")
-    drive.act("secretary", "ut_record_bid", {"bidder": "Bidder A", "amount": "9000"})
+    sell(drive, "Bidder A", "9000", "2026-01-10T12:00:00+05:30")
     drive.fire_past(ist_midnight("2026-01-12"))
     drive.move("2026-01-12T10:00:00+05:30")
     drive.act("sarpanch", "ut_decide_unsold", {"choice": "accept_highest_bid"})

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import zipfile
 
-import pytest
 from click.testing import CliRunner
 
 from webapp.cli import main
@@ -14,16 +13,12 @@ from webapp.services.diagrams import repository, versions
 from webapp.services.people import users
 
 from .conftest import PASSWORD
-from .test_paths import ONE_COW, Driver, ist_midnight
+from .driver import ONE_COW, Driver, ist_midnight
 from .test_versions import BUNDLED, deploy_v2, sold_and_waiting
 from .test_web_pages import login, text_of
 
 P = repository.PROCESS_ID
 
-
-@pytest.fixture
-def drive(sessions, officers, virtual_clock):
-    return Driver(sessions, officers, virtual_clock)
 
 
 def two_cases(drive, sessions, officers):
