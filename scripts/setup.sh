@@ -67,3 +67,7 @@ if command -v npm >/dev/null 2>&1; then
     echo "modeler bundle in webapp/static/modeler is up to date"
   fi
 fi
+
+# The static files under content-hashed names (name-<md5>.ext and gzip copies) with their manifest,
+# which pages link with a year's immutable cache; not kept in git (webapp/web/assets.py).
+.venv/bin/rule130 digest-static

@@ -127,6 +127,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     from webapp.web import register
     register(app)
     hardening.init_app(app)
+    from webapp.web import assets
+    assets.init_app(app)  # compressed responses, static files under hashed names (WhiteNoise)
     from webapp.web.act_instant import ArrivalInstant
     app.wsgi_app = ArrivalInstant(app.wsgi_app)  # type: ignore[method-assign]  # outermost: read first
 

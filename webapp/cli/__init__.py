@@ -326,6 +326,14 @@ def demo_data(password: str, database_url: str | None) -> None:
         click.echo(f"{fired} timer(s) fired")
 
 
+@main.command("digest-static")
+def digest_static() -> None:
+    """Write the static files' hashed copies (name-<md5>.ext, with gzip) and their manifest, which
+    pages link with a year's immutable cache (webapp/web/assets.py); scripts/setup.sh runs it."""
+    from webapp.web import assets
+    click.echo(f"{assets.compile_digests()} static files under hashed names in {assets.STATIC}")
+
+
 from webapp.cli.backup import COMMANDS as _BACKUP_COMMANDS
 from webapp.cli.training import COMMANDS as _TRAINING_COMMANDS
 from webapp.cli.users import COMMANDS as _USER_COMMANDS
