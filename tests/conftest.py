@@ -38,6 +38,7 @@ BOTH_DATABASES = {
     "test_act_instant": "an act raced against its timer: row locks and the worker's settle time",
     "test_append_rows": "bulk INSERTs per table and flush, as each driver sends them",
     "test_audit": "the hash chain under concurrent writers",
+    "test_append_only": "the append-only triggers, written in each dialect",
     "test_audit_records": "the ledger's append-only trigger, the records against the trail",
     "test_backup_restore": "pg_dump / pg_restore, SQLite's online backup",
     "test_case_numbers": "case numbers taken at the same moment",

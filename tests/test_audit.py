@@ -23,6 +23,7 @@ from webapp.store.models import AuditEntry, User
 
 from .conftest import PASSWORD
 from .driver import TWO_COWS, ist_midnight
+from .intruder import drop_guards
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 
@@ -88,6 +89,7 @@ def test_a_deliberately_altered_row_is_named_by_audit_verify(drive, sessions, da
     drive.fire_past(ist_midnight("2026-01-09"))
     trail = entries(sessions)
     target = next(e for e in trail if e.kind == "case.start")
+    drop_guards(sessions)
     with sessions() as session:
         session.execute(text("UPDATE audit_entry SET detail_json = :d WHERE id = :id"),
                         {"d": target.detail_json.replace('"Cattle impounded"', '"Cattle released"'), "id": target.id})
@@ -108,6 +110,7 @@ def test_a_recomputed_hash_does_not_hide_an_alteration(drive, sessions, database
     assert detail != target.detail_json
     forged = audit.entry_hash(target.seq, target.at, target.kind, target.actor, target.case_id, detail,
                               target.prev_hash)
+    drop_guards(sessions)
     with sessions() as session:
         session.execute(text("UPDATE audit_entry SET detail_json = :d, hash = :h WHERE id = :id"),
                         {"d": detail, "h": forged, "id": target.id})
@@ -120,6 +123,7 @@ def test_a_recomputed_hash_does_not_hide_an_alteration(drive, sessions, database
 def test_a_deleted_entry_is_named_as_missing(drive, sessions, database_url):
     drive.start(TWO_COWS)
     trail = entries(sessions)
+    drop_guards(sessions)
     with sessions() as session:
         session.execute(text("DELETE FROM audit_entry WHERE seq = 3"))
         session.commit()
@@ -229,6 +233,7 @@ def test_removing_the_newest_entries_is_caught_against_a_recorded_head(drive, se
     assert later.exit_code == 0, later.output
     assert f"it still holds the recorded head, entry {len(trail)}" in later.output
     # the newest entries go, back to before the recorded head: the chain alone still verifies
+    drop_guards(sessions)
     with sessions() as session:
         session.execute(text("DELETE FROM audit_entry WHERE seq >= :seq"), {"seq": len(trail) - 1})
         session.commit()

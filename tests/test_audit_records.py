@@ -3,8 +3,8 @@ history and the stored documents against the audit entries that recorded them, n
 that differs (table, id, field, entry) and rows no entry recorded — also for a trail written before
 format 2 (entries without ``"v": 2``).
 
-Real database (SQLite, or PostgreSQL with RULE130_TEST_POSTGRES): the ledger's append-only trigger
-is dropped as anyone with database access can, and rows are changed with plain SQL.
+Real database (SQLite, or PostgreSQL with RULE130_TEST_POSTGRES): the append-only triggers are
+dropped as anyone with database access can (tests/intruder.py), and rows are changed with plain SQL.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from webapp.store import audit
 from webapp.store.models import AuditEntry, CaseDocument, CaseEvent, LedgerEntry
 
 from .driver import TWO_COWS, Driver
+from .intruder import drop_guards
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 
@@ -51,17 +52,6 @@ def sql(sessions, statement: str, **params) -> None:
         session.commit()
 
 
-def drop_ledger_guard(sessions) -> None:
-    """What anyone with database access can do: drop the append-only trigger (migration 0011)."""
-    with sessions() as session:
-        if session.get_bind().dialect.name == "postgresql":
-            session.execute(text("DROP TRIGGER ledger_entry_no_change ON ledger_entry"))
-        else:
-            session.execute(text("DROP TRIGGER ledger_entry_no_update"))
-            session.execute(text("DROP TRIGGER ledger_entry_no_delete"))
-        session.commit()
-
-
 def test_an_intact_database_verifies_with_every_row_checked(released, sessions, database_url):
     drive, _posting, _entry, _documents = released
     with sessions() as session:
@@ -75,7 +65,7 @@ def test_an_intact_database_verifies_with_every_row_checked(released, sessions, 
 
 def test_an_amount_changed_with_the_trigger_dropped_is_named(released, sessions, database_url):
     _drive, posting, entry, _documents = released
-    drop_ledger_guard(sessions)
+    drop_guards(sessions)
     sql(sessions, "UPDATE ledger_entry SET amount = 1.00 WHERE id = :id", id=posting.id)
     with sessions() as session:
         assert audit.verify(session, rows=False).ok  # the chain itself is untouched
@@ -94,7 +84,7 @@ def _count(sessions) -> int:
 
 def test_a_forged_ledger_row_and_a_removed_one_are_named(released, sessions, database_url):
     _drive, posting, entry, _documents = released
-    drop_ledger_guard(sessions)
+    drop_guards(sessions)
     sql(sessions, "INSERT INTO ledger_entry (case_id, panchayat_id, at, from_account, to_account, amount, kind, "
                   "clause, element_id, officer_id, memo, reason) SELECT case_id, panchayat_id, at, from_account, "
                   "to_account, amount, kind, clause, element_id, officer_id, memo, reason FROM ledger_entry "
@@ -120,6 +110,7 @@ def test_a_history_row_changed_or_removed_is_named_with_its_field(released, sess
         recorded = session.scalar(select(AuditEntry).where(AuditEntry.kind == "case.task",
                                                            AuditEntry.detail_json.contains('"ut_release"')))
     forged = json.dumps({**json.loads(release.detail_json), "owner": "Someone Else"})
+    drop_guards(sessions)
     sql(sessions, "UPDATE case_event SET detail_json = :d WHERE id = :id", d=forged, id=release.id)
     result = verify(database_url)
     assert result.exit_code == 2
@@ -138,6 +129,7 @@ def test_a_stored_document_changed_is_named_with_its_field(released, sessions, d
     hindi = documents[1]
     forged = hindi.html.replace("</article>", "<p>प्राप्त राशि ₹ 14.00</p></article>")
     assert forged != hindi.html
+    drop_guards(sessions)
     sql(sessions, "UPDATE case_document SET html = :h WHERE id = :id", h=forged, id=hindi.id)
     result = verify(database_url)
     assert result.exit_code == 2
@@ -181,9 +173,9 @@ def rewrite_as_format_1(sessions) -> None:
 
 def test_a_trail_of_format_1_still_vouches_for_its_rows(released, sessions, database_url):
     _drive, posting, _entry, documents = released
+    drop_guards(sessions)
     rewrite_as_format_1(sessions)
     assert verify(database_url).exit_code == 0
-    drop_ledger_guard(sessions)
     sql(sessions, "UPDATE ledger_entry SET memo = 'forged' WHERE id = :id", id=posting.id)
     result = verify(database_url)
     assert result.exit_code == 2 and f"ledger_entry row {posting.id}" in result.stderr

@@ -1,0 +1,127 @@
+"""Append-only tables, refused by the database itself (issue 34, item 2).
+
+The ORM hook of :mod:`webapp.store.immutable` refuses edits that go through a session; the
+triggers made here refuse them for any writer (plain SQL, another program), on PostgreSQL and
+SQLite. Each guarded table is described by a :class:`Guard`:
+
+- ``fixed``: the columns an UPDATE may never change (the row's identity and what it recorded);
+- ``once``: groups of columns written once, while the group's first column is still NULL (a
+  document's cancellation, an act's correction), and never again;
+- every other column may change (an act's engine snapshot, ``case_act.before``, which is let go
+  once the act can no longer be corrected).
+
+A DELETE is always refused. A table with no ``once`` groups and no free columns refuses every
+UPDATE. The ledger's own trigger (migration 0011_ledger) predates this module and is kept.
+
+A migration passes the list of its own revision to :func:`create` (``AT_0022`` for
+0022_append_only), never :data:`GUARDS`: a later change is a new list under the new revision's
+name, so an old migration always does what it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One append-only table. ``message`` is what the database raises (English: it reaches the log,
+    never a page; a page shows the unit of work's own refusal)."""
+
+    table: str
+    fixed: tuple[str, ...]
+    once: tuple[tuple[str, ...], ...] = ()
+    free: tuple[str, ...] = ()
+    message: str = ""
+
+    @property
+    def refuses_every_update(self) -> bool:
+        return not self.once and not self.free
+
+
+def _changed(columns: tuple[str, ...], dialect: str) -> str:
+    """An SQL condition true when any of ``columns`` differs between OLD and NEW (NULL-safe)."""
+    op = "IS DISTINCT FROM" if dialect == "postgresql" else "IS NOT"
+    return " OR ".join(f"NEW.{c} {op} OLD.{c}" for c in columns)
+
+
+def _update_refused(guard: Guard, dialect: str) -> str:
+    """The SQL condition under which an UPDATE of ``guard.table`` is refused."""
+    if guard.refuses_every_update:
+        return "TRUE" if dialect == "postgresql" else "1"
+    parts = [_changed(guard.fixed, dialect)]
+    for group in guard.once:
+        parts.append(f"(OLD.{group[0]} IS NOT NULL AND ({_changed(group, dialect)}))")
+    return " OR ".join(f"({part})" for part in parts)
+
+
+def trigger_names(guard: Guard, dialect: str) -> tuple[str, ...]:
+    """The names of the triggers :func:`create` makes for ``guard`` on ``dialect``."""
+    if dialect == "postgresql":
+        return (f"{guard.table}_append_only",)
+    return (f"{guard.table}_no_update", f"{guard.table}_no_delete")
+
+
+def create(bind: Any, guards: tuple[Guard, ...]) -> None:
+    """Make the triggers of ``guards`` on the connection ``bind`` (PostgreSQL or SQLite; another
+    database gets none). Raises what the database raises."""
+    dialect = bind.dialect.name
+    for guard in guards:
+        message = guard.message.replace("'", "''")
+        if dialect == "postgresql":
+            bind.execute(text(f"""
+                CREATE FUNCTION {guard.table}_append_only() RETURNS trigger AS $$
+                BEGIN
+                    IF TG_OP = 'DELETE' OR ({_update_refused(guard, dialect)}) THEN
+                        RAISE EXCEPTION '{message}';
+                    END IF;
+                    RETURN NEW;
+                END;
+                $$ LANGUAGE plpgsql"""))
+            bind.execute(text(f"CREATE TRIGGER {guard.table}_append_only BEFORE UPDATE OR DELETE ON {guard.table} "
+                              f"FOR EACH ROW EXECUTE FUNCTION {guard.table}_append_only()"))
+        elif dialect == "sqlite":
+            bind.execute(text(f"CREATE TRIGGER {guard.table}_no_update BEFORE UPDATE ON {guard.table} "
+                              f"WHEN {_update_refused(guard, dialect)} BEGIN SELECT RAISE(ABORT, '{message}'); END"))
+            bind.execute(text(f"CREATE TRIGGER {guard.table}_no_delete BEFORE DELETE ON {guard.table} "
+                              f"BEGIN SELECT RAISE(ABORT, '{message}'); END"))
+
+
+def drop(bind: Any, guards: tuple[Guard, ...]) -> None:
+    """Remove the triggers of ``guards`` (a migration's downgrade; a test that plays an intruder
+    with database access). Missing triggers are passed over."""
+    dialect = bind.dialect.name
+    for guard in guards:
+        if dialect == "postgresql":
+            bind.execute(text(f"DROP TRIGGER IF EXISTS {guard.table}_append_only ON {guard.table}"))
+            bind.execute(text(f"DROP FUNCTION IF EXISTS {guard.table}_append_only()"))
+        elif dialect == "sqlite":
+            for name in trigger_names(guard, dialect):
+                bind.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
+HISTORY = Guard("case_event", fixed=(), message="case history rows are never edited or deleted")
+AUDIT = Guard("audit_entry", fixed=(), message="audit trail entries are never edited or deleted")
+PROCESS_AUDIT = Guard("process_audit", fixed=(), message="process audit rows are never edited or deleted")
+DOCUMENTS = Guard(
+    "case_document",
+    fixed=("id", "case_id", "key", "kind", "number", "language", "title", "clause", "issued_at", "issued_by",
+           "html", "sha256"),
+    once=(("cancelled_at", "cancelled_by", "cancel_reason"),),
+    message="a document is kept as issued; a correction cancels it, a corrigendum supersedes it")
+ACTS = Guard(
+    "case_act",
+    fixed=("id", "case_id", "at", "name", "element_id", "actor_user_id", "actor_role", "process_version_id",
+           "marks_json", "last_event_id"),
+    once=(("corrected_at", "corrected_by", "correction_reason", "correction_event_id"),),
+    free=("before",),
+    message="an act is kept as recorded; only its correction is written, once")
+
+AT_0022: tuple[Guard, ...] = (HISTORY, AUDIT, PROCESS_AUDIT, DOCUMENTS, ACTS)
+"""The guards migration 0022_append_only made."""
+
+GUARDS = AT_0022
+"""The guards in force at the head revision (the tests' intruder drops these)."""
