@@ -122,3 +122,58 @@ def test_the_bundled_amount_pattern_still_checks_amounts():
     form_schema.validate_schema(schema, {"amount": "1200.50"})
     with pytest.raises(Refused):
         form_schema.validate_schema(schema, {"amount": "12.345"})
+
+
+LOOP = {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}
+
+
+def test_a_form_whose_references_loop_is_refused_at_deploy_naming_the_loop(bundled):
+    """Issue 34, item 1: before, this deployed (201, the dry run valid) and every bid answered 500."""
+    bpmn, forms = bundled
+    looping = _with_bidder(forms, {"$ref": "#/$defs/a"})
+    looping[FORM]["$defs"] = LOOP
+    problems = _problems(bpmn, looping)
+    assert (f"error: form {FORM}: its references loop without going into a field: /$defs/a -> /$defs/b -> /$defs/a; "
+            "every submission would recurse without end. Make one of them a schema of its own") in problems
+    # a loop through an in-place applicator (allOf) is the same loop
+    through_all_of = _with_bidder(forms, {"$ref": "#/$defs/a"})
+    through_all_of[FORM]["$defs"] = {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}
+    assert any("/$defs/a -> /$defs/a/allOf/0 -> /$defs/a" in p for p in _problems(bpmn, through_all_of))
+
+
+def test_a_form_that_refers_to_itself_through_a_field_deploys(bundled):
+    """A tree (a field whose items are the same shape) ends with the data: not a loop."""
+    bpmn, forms = bundled
+    tree = _with_bidder(forms, {"$ref": "#/$defs/person"})
+    tree[FORM]["$defs"] = {"person": {"type": "string", "title": "Bidder", "maxLength": 200},
+                           "family": {"type": "object", "properties": {"name": {"type": "string"},
+                                      "children": {"type": "array", "items": {"$ref": "#/$defs/family"}}}}}
+    repository.check(bpmn, tree)
+
+
+def test_a_stored_looping_form_refuses_a_submission_with_a_message_and_not_a_500():
+    schema = {"type": "object", "$defs": LOOP, "properties": {"bidder": {"$ref": "#/$defs/a"}}}
+    with pytest.raises(Refused) as info:
+        form_schema.validate_schema(schema, {"bidder": "Ramesh"})
+    assert info.value.message == ("the form cannot check what was entered (its references loop without end); "
+                                  "nothing was saved. An administrator must deploy a corrected form; until then the "
+                                  "act can be recorded on paper.")
+
+
+def test_a_form_whose_validator_fails_on_a_sample_is_refused_at_deploy(bundled, monkeypatch):
+    """Any failure of the validator itself (here a format checker that raises) is found at deploy."""
+    from webapp.engine.forms import schemas
+
+    bpmn, forms = bundled
+
+    def broken(_schema):
+        class Failing:
+            def iter_errors(self, _data):
+                raise ValueError("the date checker broke")
+                yield  # a generator, as jsonschema's
+        return Failing()
+
+    monkeypatch.setattr(schemas, "validator", broken)
+    problems = _problems(bpmn, forms)
+    assert any(p.endswith("cannot check a submission: its validator fails (ValueError: the date checker broke)")
+               for p in problems)

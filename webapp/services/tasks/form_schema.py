@@ -26,8 +26,10 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
 
     Raises:
         Refused: with one message per field (``field_errors``); or, for a form deployed before
-            deploy refused it, naming the reference outside the form or the pattern that cannot be
-            checked in linear time (nothing fetched, nothing saved).
+            deploy refused it, naming the reference outside the form, the pattern that cannot be
+            checked in linear time, or any other failure of the validator itself (a reference loop's
+            ``RecursionError``, a format checker's exception): a 422, never a 500, nothing fetched,
+            nothing saved.
     """
     try:
         errors = sorted(forms.validator(schema).iter_errors(data), key=lambda e: list(e.path))
@@ -38,6 +40,11 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
     except forms.PatternRefused as refused:
         raise Refused(M_("the form has a pattern that cannot be checked in linear time (%(detail)s); nothing was "
                          "saved. An administrator must deploy a corrected form.", detail=str(refused))) from None
+    except Exception:  # a RecursionError, a format checker's exception: the form's defect, not the officer's
+        failure = forms.validator_failure(schema, data) or "its validator fails"
+        raise Refused(M_("the form cannot check what was entered (%(detail)s); nothing was saved. An administrator "
+                         "must deploy a corrected form; until then the act can be recorded on paper.",
+                         detail=failure)) from None
     if not errors:
         return
     check_conditions(schema, data)  # an if/then the form states is named in words, not jsonschema's
