@@ -16,13 +16,14 @@ from sqlalchemy import select
 
 from webapp.errors import NotPermitted, Refused
 from webapp.services.cases import corrections
+from webapp.services.jobs import timers
 from webapp.services.papers import documents
 from webapp.services.running import acts, uow
 from webapp.services.tasks import tasklist
 from webapp.store import audit
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseTask, LedgerEntry, Notification
 
-from .driver import ONE_COW, TWO_COWS, ist_midnight, order_stand_to_final, publish, sell
+from .driver import ONE_COW, TWO_COWS, at, ist_midnight, order_stand_to_final, publish, sell
 
 D = Decimal
 
@@ -351,3 +352,29 @@ def test_a_corrected_remittance_is_reversed_in_the_ledger_and_counts_for_nothing
         listed = registers.receipts(s, panchayat, period)
     assert [(r.number, r.amount, r.reversed, r.counted) for r in listed] == [
         ("RMP/2026/0001/R1", D("500.00"), True, D("0.00")), ("RMP/2026/0001/R2", D("7250.00"), False, D("7250.00"))]
+
+
+def test_a_correction_after_a_timers_instant_meets_the_case_as_the_timer_left_it(drive):
+    """Issue 34, item 3: the release window ends at 00:00 IST of 2026-01-09; a correction one second
+    later, before the worker has fired the timer, is judged after it, as a bid would be: the case
+    moved on, whatever the worker's lag. Refused, it changes nothing, and the worker fires the timer."""
+    drive.start(TWO_COWS)
+    drive.move("2026-01-08T21:00:00+05:30")
+    drive.animal_event("death", tag="RJ-2")
+    drive.move(at("2026-01-09T00:00:01+05:30"))  # past the window's end; no worker pass yet
+    assert drive.case().next_timer_due == at("2026-01-09T00:00:00+05:30")
+    with pytest.raises(Refused) as info:
+        correct(drive, role="pound_keeper", reason="the death was of another Panchayat's cow")
+    assert info.value.message.startswith("the case moved on after the act “Death recorded” (next: “")
+    assert drive.file().animals[1].died_on == date(2026, 1, 8)  # the death stands
+    assert drive.case().next_timer_due == at("2026-01-09T00:00:00+05:30")  # the firing went with the refusal
+    assert timers.fire_due(drive.sessions) == 1
+
+
+def test_a_correction_just_before_a_timers_instant_is_judged_before_it(drive):
+    drive.start(TWO_COWS)
+    drive.move("2026-01-08T21:00:00+05:30")
+    drive.animal_event("death", tag="RJ-2")
+    drive.move(at("2026-01-08T23:59:59+05:30"))
+    correct(drive, role="pound_keeper", reason="the death was of another Panchayat's cow")
+    assert drive.file().animals[1].died_on is None

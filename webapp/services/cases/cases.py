@@ -27,6 +27,7 @@ from webapp.services.money.ledger import expectations as expectations
 from webapp.services.people.scope import get_case as get_case
 from webapp.services.running.case_run import CaseRun as CaseRun
 from webapp.services.running.case_run import check_after_impoundment as check_after_impoundment
+from webapp.services.running.case_run import fire_due_first as fire_due_first
 from webapp.services.running.case_run import scoped as scoped
 from webapp.services.running.case_run import visible_cases as visible_cases
 from webapp.store.models import Case, CaseEvent

@@ -219,6 +219,7 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
     case = cases.get_case(session, user, case_ref)
     act = get_act(session, case, act_id)
     text = _reason(reason)
+    cases.fire_due_first(session, case)  # a timer due at this instant fired first: the case may have moved on
     plan = check(session, user, case, act)
     now = clock.now()
     tz = plan.before.timezone

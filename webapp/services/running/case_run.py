@@ -247,6 +247,32 @@ class CaseRun:
 
 # -- loading within scope -----------------------------------------------------------------------
 
+def fire_due_first(session: Session, case: Case) -> list[runtime.ArmedTimer]:
+    """Fire the timers of ``case`` already due at the act's instant (:func:`webapp.values.clock.now`,
+    fixed for the unit of work), in the act's own transaction, before the act is judged: the act
+    meets the case as the rule leaves it at that instant, whatever the timer worker's lag
+    (RULE130.md, "One instant per act"; issue 34, item 3). A task's completion does this through
+    :meth:`CaseRun.run`; an act that does not run the engine (a correction, a corrigendum, a
+    replaced receiving officer) calls this first.
+
+    Nothing fires for a case that is not running, is held by an incident, or has no timer due
+    (SpiffWorkflow fires a timer only once the clock is strictly past its instant, as the worker
+    does). If the act is then refused, the firing is rolled back with it and the worker fires the
+    timer. Returns the timers fired (empty when none was due).
+
+    Raises:
+        TaskFailed: an element failed while the engine ran (as in :meth:`CaseRun.run`).
+    """
+    if (case.status != "running" or case.held_incident_id is not None or case.next_timer_due is None
+            or case.next_timer_due >= clock.now()):
+        return []
+    run = CaseRun(session, case, None)
+    fired = run.run()
+    run.save()
+    session.flush()
+    return fired
+
+
 def scoped(query: Any, user: User) -> Any:
     """``query`` (a select of Case) narrowed to the user's scope, as :func:`users.can_see` decides
     one case; None when the user may see no case at all."""
