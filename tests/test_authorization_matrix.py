@@ -28,6 +28,7 @@ from webapp.services.people import users
 from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, Delivery, Notification, ProcessVersion, User
 from webapp.values import clock
+from webapp.web.pages import diagrams
 
 from .conftest import FAST_HASH, PASSWORD
 
@@ -57,7 +58,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /board/<int:case_id>": every(404),  # no notice published yet: a case not on the board is not found
     "GET /health": every(200),
     "GET /static/<path:filename>": every(200),
-    "GET /vendor/bpmn-js/<path:filename>": every(200),
+    "GET /vendor/bpmn-js/<version>/<path:filename>": every(200),
     "GET /login": every(302, anonymous=200),
     "POST /login": every(200),  # an empty form: "the user name or the password is not right"
     "POST /logout": every(302),
@@ -326,9 +327,10 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "code": lambda w, side: "RMP" if side == "own" else "FAR",  # a Panchayat's registers
     "register": lambda w, side: "statement",
     "document_id": lambda w, side: w.documents[side],
+    "version": lambda w, side: diagrams.bpmn_js_version(),  # the installed bpmn-js
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
-             "/vendor/bpmn-js/<path:filename>": "bpmn-navigated-viewer.production.min.js"}
+             "/vendor/bpmn-js/<version>/<path:filename>": "bpmn-navigated-viewer.production.min.js"}
 
 ANIMALS = [{"species": "cow", "description": "brown cow", "tag": "RJ-1"}]
 

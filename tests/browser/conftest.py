@@ -35,17 +35,35 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
-def live_server(database_url, sessions, officers, virtual_clock):
-    """The application on http://127.0.0.1:<free port>, on the test's database and clock."""
+def served():
+    """What the live server answered, in order: one ``(path, status, content-encoding, bytes sent)``
+    per request (the bytes as sent, compressed where the response was). A test clears it to count
+    the round trips of one page view."""
+    return []
+
+
+@pytest.fixture
+def live_server(database_url, sessions, officers, virtual_clock, served):
+    """The application on http://127.0.0.1:<free port>, on the test's database and clock; every
+    request it answers is listed in :func:`served`."""
     from webapp import create_app
     # the tests move the virtual clock by days while officers stay signed in (as tests/conftest.py's app)
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": "browser-test", "WTF_CSRF_ENABLED": True,
                       "SESSION_IDLE_MINUTES": 3660 * 24 * 60, "SESSION_LIFETIME_HOURS": 3660 * 24})
 
     def with_clock(environ, start_response):
+        answered = {}
+
+        def noted(status, headers, *rest):
+            answered["status"], answered["headers"] = int(status.split()[0]), dict(headers)
+            return start_response(status, headers, *rest)
+
         with clock.installed(virtual_clock):
             # Flask builds the whole body inside the call for these pages; join it while the clock holds.
-            return [b"".join(app(environ, start_response))]
+            body = b"".join(app(environ, noted))
+        served.append((environ.get("PATH_INFO", ""), answered.get("status"),
+                       answered.get("headers", {}).get("Content-Encoding"), len(body)))
+        return [body]
 
     server = make_server("127.0.0.1", 0, with_clock, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -78,7 +78,8 @@ def init_app(app: Flask) -> None:
     from whitenoise import WhiteNoise
 
     app.config.setdefault("COMPRESS_MIMETYPES", ["text/html", "text/css", "text/csv", "text/javascript",
-                                                 "application/javascript", "application/json"])
+                                                 "application/javascript", "application/json", "application/xml",
+                                                 "text/xml", "image/svg+xml"])
     app.config.setdefault("COMPRESS_MIN_SIZE", 500)
     Compress(app)
     digests = FlaskStaticDigest(app)

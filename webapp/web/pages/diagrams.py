@@ -3,6 +3,8 @@ the current process version, and one case's diagram with its current step and it
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from flask import Blueprint, Response, abort, render_template, request, send_from_directory
@@ -18,12 +20,33 @@ from webapp.web.pages.officer import me
 bp = Blueprint("diagrams", __name__)
 
 
-@bp.get("/vendor/bpmn-js/<path:filename>")
-def bpmn_js(filename: str) -> Any:
-    """bpmn-js's ready bundles and styles, as installed by ``npm ci``."""
-    if not BPMN_JS_DIST.is_dir():
+YEAR = 365 * 86400  # seconds: the cache of a file whose URL changes with its content
+
+
+@functools.cache
+def bpmn_js_version() -> str:
+    """The installed bpmn-js package's version (its package.json, pinned by package-lock.json), which
+    the viewer's URLs carry: a new version is a new URL, so the files can be cached for a year."""
+    try:
+        return str(json.loads((BPMN_JS_DIST.parent / "package.json").read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return "0"
+
+
+@bp.app_context_processor
+def _viewer_version() -> dict[str, Any]:
+    return {"bpmn_js_version": bpmn_js_version}
+
+
+@bp.get("/vendor/bpmn-js/<version>/<path:filename>")
+def bpmn_js(version: str, filename: str) -> Any:
+    """bpmn-js's ready bundles and styles, as installed by ``npm ci``, under the package's version:
+    immutable for a year (a warm page asks for none of them). Another version: 404."""
+    if not BPMN_JS_DIST.is_dir() or version != bpmn_js_version():
         abort(404)
-    return send_from_directory(BPMN_JS_DIST, filename, max_age=86400)
+    response = send_from_directory(BPMN_JS_DIST, filename, max_age=YEAR)
+    response.cache_control.immutable = True
+    return response
 
 
 @bp.get("/processes/<int:version_id>/bpmn")
@@ -36,9 +59,13 @@ def process_xml(version_id: int) -> Any:
     if version is None:
         abort(404)
     language = request.args.get("labels")
-    if language in LANGUAGES:
-        return Response(overview.labelled_for(version.bpmn_xml, language), mimetype="application/xml")
-    return Response(version.bpmn_xml, mimetype="application/xml")
+    xml = overview.labelled_for(version.bpmn_xml, language) if language in LANGUAGES else version.bpmn_xml
+    response = Response(xml, mimetype="application/xml")
+    # a deployed version never changes: the viewer's next page draws it from the browser's cache
+    # (private: it is behind the sign-in; a day, in case the labelling itself changes with a release)
+    response.cache_control.private = True
+    response.cache_control.max_age = 86400
+    return response
 
 
 @bp.get("/processes/current")
