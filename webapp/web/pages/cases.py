@@ -211,7 +211,7 @@ def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, val
     try:
         if asked == check.CHECK:
             follows = uow.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
-                                    record_refusal=True, **kwargs)
+                                    log_refusal=True, **kwargs)
             case = cases.get_case(db_session(), user, case_id)
             last = cases.deadlines(casefile.load(case.file_json)).get(deadline) if deadline else None
             return check.render(title=title or M_(words(action)), printed=printed or [], follows=follows,

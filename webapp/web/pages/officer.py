@@ -175,7 +175,7 @@ def task(case_id: int, task_id: str) -> Any:
     act = (sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected)
     try:
         if asked == check.CHECK:
-            follows = uow.preview(*act, case_id=case_id, user=user, record_refusal=True)
+            follows = uow.preview(*act, case_id=case_id, user=user, log_refusal=True)
             return _check_task(view, data, follows, expected)
         _case, told = uow.perform_told(*act, case_id=case_id, user=user)
     except Refused as refused:
