@@ -100,10 +100,17 @@ def get_act(session: Session, case: Case, act_id: int | str) -> CaseAct:
     return act
 
 
+def is_decision(act: CaseAct) -> bool:
+    """Whether ``act`` is a decision on the merits (:data:`DECISIONS`). The order of interim delivery
+    on security is made at the decision on an objection but decides no claim (Rule 130(c)
+    Explanation): it is not one (:data:`webapp.services.running.acts.INTERIM_DELIVERY`)."""
+    return act.element_id in DECISIONS and act.name != acts.INTERIM_DELIVERY
+
+
 def last_day(act: CaseAct, tz: str) -> date:
     """The last day (local calendar date) on which ``act`` may be corrected."""
     day = legal_time.local_day(act.at, tz)
-    return day if act.element_id in DECISIONS else day + timedelta(days=CORRECTION_DAYS)
+    return day if is_decision(act) else day + timedelta(days=CORRECTION_DAYS)
 
 
 def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
@@ -123,7 +130,7 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
                               made_by=M_((act.actor_role or "").replace("_", " ")),
                               who=message_list([M_(r.replace("_", " ")) for r in allowed], M_(OR)),
                               role=M_(user.role.replace("_", " "))))
-    if act.element_id in DECISIONS and act.actor_user_id != user.id:
+    if is_decision(act) and act.actor_user_id != user.id:
         raise NotPermitted(M_("a decision is corrected only by the officer who made it; a decision on the merits "
                               "is changed by appeal (Rule 130(e) proviso)"))
     if act.corrected_at is not None:
@@ -140,7 +147,7 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     today = legal_time.local_day(clock.now(), cf_now.timezone)
     last = last_day(act, cf_now.timezone)
     if today > last:
-        if act.element_id in DECISIONS:
+        if is_decision(act):
             raise Refused(M_("a decision can be corrected only on the day it was made (%(day)s); a decision on the "
                              "merits is changed by appeal (Rule 130(e) proviso)", day=last))
         raise Refused(M_("the act “%(act)s” could be corrected until %(day)s", act=M_(act.name), day=last))
@@ -182,12 +189,23 @@ def _handed_over(before: CaseFile, after: CaseFile) -> Message | None:
     if after.release is not None and before.release is None:
         return M_("released the cattle to their owner %(owner)s on %(day)s", owner=after.release.owner,
                   day=after.release.day)
-    if after.delivered_on is not None and before.delivered_on is None:
+    if after.delivered_on is not None and before.delivered_on is None and not _stood_in(before):
         return M_("delivered the cattle to their owner on %(day)s", day=after.delivered_on)
     if after.dispatch is not None and before.dispatch is None:
         return M_("sent the cattle to %(receiver)s on %(day)s", receiver=after.dispatch.receiver,
                   day=after.dispatch.day)
     return None
+
+
+def _stood_in(before: CaseFile) -> bool:
+    """Whether the delivery to the owner under (d) that followed ``before`` delivered no cattle:
+    a receiving officer had sold them (their remittance stands in for them) or the objector who held
+    them on security kept them (the forfeited security stands in): money was settled, nothing was
+    handed over (handlers/settlement.py, ``settlement.deliver_to_objector``; RULE130.md (d), reading).
+    Money paid out by it is refused as such (:func:`check`)."""
+    sold = before.dispatch is not None and before.dispatch.net is not None
+    kept = before.interim is not None and before.interim.forfeited and not before.interim.refunded
+    return sold or kept
 
 
 def _reason(reason: Any) -> str:
