@@ -273,6 +273,10 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
                 raise Refused(M_("%(receiver)s is a receiving officer for training: a live case goes only to a live "
                                  "receiving officer", receiver=receiver), {"receiver": M_("a receiving officer for training")})
             raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
+        if user not in users.receiving_officers(session, cf.case_number):  # bound to another Panchayat
+            raise Refused(M_("%(receiver)s is a receiving officer of another Panchayat; choose one of the receiving "
+                             "officers who may take this case from the list", receiver=receiver),
+                          {"receiver": M_("a receiving officer of another Panchayat")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id
     return data
 
