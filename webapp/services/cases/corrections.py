@@ -154,15 +154,12 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     marks = acts.marks(act)
     entries = list(session.scalars(select(LedgerEntry).where(
         LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id)))
-    paid = [entry for entry in entries if entry.to_account in ledger.PARTIES and entry.reversal_of is None]
-    if paid:
-        total = sum((entry.amount for entry in paid), Decimal("0.00"))
-        raise Refused(M_("the act “%(act)s” paid %(amount)s to the %(party)s; money that has left the Panchayat "
-                         "is not taken back by a correction: record its recovery (the secretary reverses the entry "
-                         "once the money is back) or, against a decision, appeal", act=M_(act.name),
-                         amount=format_rupees(total), party=M_(paid[0].to_account.replace("_", " "))))
     before = casefile.load(acts.before_values(act.before)["file_json"])
-    handed = _handed_over(before, cf_now)
+    paid, handed = _left(entries, before, cf_now)
+    if paid is not None:
+        raise Refused(M_("the act “%(act)s” %(what)s; money that has left the Panchayat "
+                         "is not taken back by a correction: record its recovery (the secretary reverses the entry "
+                         "once the money is back) or, against a decision, appeal", act=M_(act.name), what=paid))
     if handed is not None:
         raise Refused(M_("the act “%(act)s” %(what)s; cattle that have left the pound are not brought back by a "
                          "correction: record what happens next in the case, or, against a decision, appeal",
@@ -177,6 +174,42 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
         Notification.case_id == case.id, Notification.id > marks["notification"]).distinct())
     roles = sorted({*told, act.actor_role or "", "secretary"} - {""})
     return Plan(act, [e for e in entries if e.reversal_of is None], documents, reopened, roles, before)
+
+
+def _left(entries: list[LedgerEntry], before: CaseFile, after: CaseFile) -> tuple[Message | None, Message | None]:
+    """What of an act's effects left the Panchayat, in words: (the money it paid out to a person,
+    the cattle it handed over), each None when it did not; ``entries`` are the ledger entries it
+    posted, ``before`` and ``after`` the case file as it found and left it."""
+    paid = [entry for entry in entries if entry.to_account in ledger.PARTIES and entry.reversal_of is None]
+    money = None
+    if paid:
+        total = sum((entry.amount for entry in paid), Decimal("0.00"))
+        money = M_("paid %(amount)s to the %(party)s", amount=format_rupees(total),
+                   party=M_(paid[0].to_account.replace("_", " ")))
+    return money, _handed_over(before, after)
+
+
+def cannot_be_undone(session: Session, case_id: int) -> list[Message]:
+    """For the check step of an act (webapp.web.pages.check), called inside the transaction that
+    applied the act and is then rolled back (webapp.services.running.uow.preview): what no
+    correction could undo once the act is confirmed, judged by the same rule :func:`check` applies
+    to the act just applied — money it paid out, cattle it handed over (the rule, not a list of
+    acts, decides) — and, for a decision on the merits, that it can be corrected only today. Empty
+    when a correction could undo it all (or the call recorded no act: a correction itself)."""
+    act = acts.latest(session, case_id)
+    case = session.get(Case, case_id)
+    if act is None or case is None or act.at != clock.now():
+        return []
+    entries = list(session.scalars(select(LedgerEntry).where(
+        LedgerEntry.case_id == case_id, LedgerEntry.id > acts.marks(act)["ledger"]).order_by(LedgerEntry.id)))
+    before = casefile.load(acts.before_values(act.before)["file_json"])
+    found = [M_("once you confirm, this act has %(what)s: no correction can undo that; a mistake can then only be "
+                "amended where it changes nothing the rule does", what=what)
+             for what in _left(entries, before, casefile.load(case.file_json)) if what is not None]
+    if not found and is_decision(act):
+        found.append(M_("a decision on the merits can be corrected only today, by the officer who made it; from "
+                        "tomorrow it stands and is changed by appeal (Rule 130(e) proviso)"))
+    return found
 
 
 def _handed_over(before: CaseFile, after: CaseFile) -> Message | None:

@@ -214,15 +214,15 @@ def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, val
         return _case_page(case_id, action=action, values=values)
     try:
         if asked == check.CHECK:
-            follows = uow.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
-                                    log_refusal=True, **kwargs)
+            follows, warnings = check.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
+                                              **kwargs)
             case = cases.get_case(db_session(), user, case_id)
             last = cases.deadlines(casefile.load(case.file_json)).get(deadline) if deadline else None
             return check.render(title=title or M_(words(action)), printed=printed or [], follows=follows,
                                 hidden=values, back=url_for("officer.case", case_id=case_id),
                                 case_number=case.case_number,
                                 deadline=(deadline.removesuffix("_last_day") + "_period", last)
-                                if deadline and last else None)
+                                if deadline and last else None, warnings=warnings)
         _case, told = uow.perform_told(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
         return _case_page(case_id, status=422, action=action, error=refused.message, values=values)

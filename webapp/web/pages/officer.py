@@ -198,8 +198,8 @@ def task(case_id: int, task_id: str) -> Any:
     act = (sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected)
     try:
         if asked == check.CHECK:
-            follows = uow.preview(*act, case_id=case_id, user=user, log_refusal=True)
-            return _check_task(view, data, follows, expected)
+            follows, warnings = check.preview(*act, case_id=case_id, user=user)
+            return _check_task(view, data, follows, expected, warnings)
         _case, told = uow.perform_told(*act, case_id=case_id, user=user)
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
@@ -221,10 +221,16 @@ def _as_rupees(typed: str) -> str:
         return typed
 
 
-def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None) -> Any:
-    """The check page of a task's form: each field's label and value as recorded (a choice by its words)."""
+def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None,
+                warnings: list[Message]) -> Any:
+    """The check page of a task's form: each field's label and value as recorded (a choice by its
+    words); ``warnings``: what no correction could undo (:func:`check.preview`), and for a bid one
+    that looks mistyped (:func:`rules.bid_warnings`)."""
     printed = []
-    due = _release_due(view, casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json))
+    cf = casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json)
+    due = _release_due(view, cf)
+    if view.form_key == "record_bid":  # the check passed: the amount is one
+        warnings = [*rules.bid_warnings(cf, amounts.parse_amount(data.get("amount"), "amount")), *warnings]
     for f in _task_fields(view, data, {}):
         if f["depends"] and not f["depends"]["applies"] and f["name"] not in data:
             continue  # a field for another choice (the form's if/then) was not part of this act
@@ -241,7 +247,7 @@ def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], 
     deadline = (view.deadline_label, view.deadline) if view.deadline_label else None
     return check.render(title=M_(words(view.name)), printed=printed, follows=follows, hidden=hidden,
                         back=url_for("officer.case", case_id=view.case_id), case_number=view.case_number,
-                        deadline=deadline)
+                        deadline=deadline, warnings=warnings)
 
 
 def _sent_twice(case_id: int, task: Message | None = None) -> Any:
