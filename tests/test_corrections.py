@@ -378,3 +378,39 @@ def test_a_correction_just_before_a_timers_instant_is_judged_before_it(drive):
     drive.move(at("2026-01-08T23:59:59+05:30"))
     correct(drive, role="pound_keeper", reason="the death was of another Panchayat's cow")
     assert drive.file().animals[1].died_on is None
+
+
+def test_the_receipts_register_marks_the_papers_of_a_corrected_act_cancelled(app, drive):
+    """Issue 30, item 4: the acknowledgement of a corrected remittance is CANCELLED in the register
+    (page and CSV) as on the document itself; the one issued again is not."""
+    from webapp.services.reports import registers
+    from webapp.store.models import Panchayat
+
+    from .test_web_pages import login
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
+                                               "receiver": "Gram Panchayat Kishanpura"})
+    drive.move("2026-01-20T10:00:00+05:30")
+    drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "7500.00"})
+    drive.move("2026-01-20T11:00:00+05:30")
+    correct(drive, role="receiving_officer", reason="the expenses were 750.00")
+    drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "750.00"})
+    with drive.sessions() as s:
+        panchayat = s.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
+        listed = registers.receipts(s, panchayat, registers.period(panchayat, "2026-01-01", "2026-01-31"))
+        cancelled = {d.number for d in s.scalars(select(CaseDocument).where(CaseDocument.cancelled_at.is_not(None)))}
+    assert cancelled == {"RMP/2026/0001/A1"}
+    assert [(r.number, r.papers, r.cancelled_papers) for r in listed] == [
+        ("RMP/2026/0001/R1", ["RMP/2026/0001/A1"], ["RMP/2026/0001/A1"]),
+        ("RMP/2026/0001/R2", ["RMP/2026/0001/A2"], [])]
+    client = app.test_client()
+    login(client, "sec")
+    page = client.get("/registers/RMP/receipts?from=2026-01-01&to=2026-01-31").get_data(as_text=True)
+    assert 'papers: RMP/2026/0001/A1 <strong class="cancelled">CANCELLED</strong></span>' in page
+    assert "papers: RMP/2026/0001/A2</span>" in page
+    lines = client.get("/registers/RMP/receipts.csv?from=2026-01-01&to=2026-01-31").get_data(as_text=True).splitlines()
+    assert lines[1].endswith(",yes,RMP/2026/0001/A1 (CANCELLED)") and lines[2].endswith(",,RMP/2026/0001/A2")

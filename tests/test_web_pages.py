@@ -311,12 +311,13 @@ def test_publishing_the_notice_through_the_page_shows_the_objection_last_day(cli
     ({"full_price": "12000"}, "objection_period_days", "this field is required"),
 ])
 def test_an_invalid_task_form_is_refused_with_422_and_changes_nothing(client, sessions, virtual_clock, fields, field,
-                                                                      message):
+                                                                      message, caplog):
     case_id = start_case_on_page(client, virtual_clock)
     pass_release_window(sessions, virtual_clock)
     login(client, "sec")
     link = task_link(client, "Publish notice")
-    page = complete(client, link, **fields)
+    with caplog.at_level("INFO", logger="rule130.refusals"):
+        page = complete(client, link, **fields)
     assert page.status_code == 422
     html = page.get_data(as_text=True)
     assert message in text_of(page)
@@ -330,8 +331,14 @@ def test_an_invalid_task_form_is_refused_with_422_and_changes_nothing(client, se
     with sessions() as session:
         assert ledger.entries(session, case_id) == []
         refusals = session.query(CaseEvent).filter_by(case_id=case_id, kind="refusal").all()
-    assert [r.name for r in refusals] == ["complete_task"]
-    assert "Refused: complete task" in text_of(client.get(f"/cases/{case_id}"))
+    # refused at the check step: nothing was attempted, so the case's history holds no row of it;
+    # the log does (issue 30, item 4)
+    assert refusals == []
+    assert "Refused: complete task" not in text_of(client.get(f"/cases/{case_id}"))
+    logged = [r.getMessage() for r in caplog.records if r.name == "rule130.refusals"]
+    assert logged == [f"refused at the check step: complete_task on case {case_id} by sec (refused): "
+                      f"{logged[0].split('(refused): ', 1)[1]}"]
+    assert message in logged[0]
 
 
 def test_completing_the_same_task_twice_gives_a_conflict_message(client, sessions, virtual_clock):

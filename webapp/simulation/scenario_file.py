@@ -191,7 +191,8 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ScenarioError(f"settings.{setting}: expected a whole number of days from {low} to {high}, "
                                 f"not {value!r}")
     steps: list[Step] = []
-    births = 0  # calves recorded by earlier steps (record_birth)
+    births = 0  # calves recorded by earlier steps (record_birth) and not corrected since
+    born: dict[int, str | None] = {}  # the step of each of those births -> its calf's tag
     if not isinstance(raw["steps"], list):
         raise ScenarioError("steps: expected a list")
     for n, item in enumerate(raw["steps"], start=1):
@@ -227,11 +228,13 @@ def load_scenario(path: str | Path) -> Scenario:
                 if key in item and not isinstance(item[key], str):
                     raise ScenarioError(f"{where}.{key}: expected text" + (" (a date such as 2026-01-07)"
                                                                           if key == "born_on" else ""))
-            if "calf_tag" in item:
-                if item["calf_tag"] in tags:
-                    raise ScenarioError(f"{where}.calf_tag: the tag {item['calf_tag']!r} is already used")
-                tags.append(item["calf_tag"])
-            births += 1
+            if "calf_tag" in item and item["calf_tag"] in tags:
+                raise ScenarioError(f"{where}.calf_tag: the tag {item['calf_tag']!r} is already used")
+            if expect_error is None:  # a refused birth adds no calf: its tag and position stay free
+                if "calf_tag" in item:
+                    tags.append(item["calf_tag"])
+                born[n] = item.get("calf_tag")
+                births += 1
         if action == "decide_unsold":
             if item.get("accept_highest_bid") is True:
                 if "send_to" in item:
@@ -253,6 +256,13 @@ def load_scenario(path: str | Path) -> Scenario:
                 raise ScenarioError(f"{where}.reason: expected text (why the act was wrong)")
             if "by" in item and item["by"] not in CORRECTOR_ROLES:
                 raise ScenarioError(f"{where}.by: expected one of {', '.join(CORRECTOR_ROLES)}")
+            if expect_error is None and earlier in born:
+                # the corrected birth is undone: its calf is no animal of the lot, its tag may be given
+                # again and the positions after the lot's animals no longer count it
+                calf_tag = born.pop(earlier)
+                if calf_tag is not None:
+                    tags.remove(calf_tag)
+                births -= 1
         if steps and at < steps[-1].at:
             raise ScenarioError(f"{where}: steps must be in time order")
         steps.append(Step(n, at, action, item, expect_error))

@@ -23,7 +23,7 @@ LEDGER_KINDS = (N_("auction money"), N_("auction money repaid"), N_("balance"), 
 DECISIONS = (N_("proved"), N_("not proved"), N_("interim delivery"), N_("upheld"), N_("reversed"),
              N_("accept highest bid"), N_("neighbouring panchayat"), N_("cattle fair"), N_("full price"),
              N_("accepted highest bid"), N_("order auction stand"), N_("ownership"))
-EVENTS = (N_("death"), N_("escape"), N_("birth"), N_("refusal"), N_("notification"))
+EVENTS = (N_("death"), N_("escape"), N_("birth"), N_("refusal"), N_("notification"), N_("receiver replaced"))
 SPECIES = (N_("cow"), N_("bullock"), N_("buffalo"), N_("camel"), N_("horse"), N_("goat"), N_("sheep"))
 DEADLINES = (N_("release window"), N_("auction"), N_("objection period"), N_("appeal period"), N_("transfer lock"),
              N_("return period"))
@@ -33,9 +33,12 @@ DELIVERIES = (N_("pending"), N_("sending"), N_("sent"), N_("failed"), N_("email"
 HISTORY_DATA = (N_("timers fired"), N_("timers"), N_("open tasks"), N_("version"),
                 # a correction's (webapp.services.cases.corrections)
                 N_("act"), N_("act name"), N_("act at"), N_("reason"), N_("entries reversed"), N_("reversing entries"),
-                N_("documents cancelled"), N_("told"))
+                N_("documents cancelled"), N_("told"),
+                # a receiving officer replaced (webapp.services.cases.receivers)
+                N_("from"), N_("to"), N_("day"))
 HISTORY = (N_("Cattle impounded"), N_("Appeal filed"), N_("Objection filed"), N_("Death recorded"),
-           N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"), N_("Act corrected"))
+           N_("Escape recorded"), N_("Task reassigned"), N_("Birth recorded"), N_("Act corrected"),
+           N_("Receiving officer replaced"))
 EVENTS_OF_INCIDENTS = (N_("Incident opened: case held"), N_("Incident: the step failed again; case still held"),
                        N_("Incident retried: case released"), N_("Incident skipped: case released"))
 TASK_STATUSES = (N_("ready"), N_("overdue"), N_("mine"), N_("unclaimed"), N_("completed"), N_("cancelled"))

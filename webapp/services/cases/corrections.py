@@ -100,10 +100,17 @@ def get_act(session: Session, case: Case, act_id: int | str) -> CaseAct:
     return act
 
 
+def is_decision(act: CaseAct) -> bool:
+    """Whether ``act`` is a decision on the merits (:data:`DECISIONS`). The order of interim delivery
+    on security is made at the decision on an objection but decides no claim (Rule 130(c)
+    Explanation): it is not one (:data:`webapp.services.running.acts.INTERIM_DELIVERY`)."""
+    return act.element_id in DECISIONS and act.name != acts.INTERIM_DELIVERY
+
+
 def last_day(act: CaseAct, tz: str) -> date:
     """The last day (local calendar date) on which ``act`` may be corrected."""
     day = legal_time.local_day(act.at, tz)
-    return day if act.element_id in DECISIONS else day + timedelta(days=CORRECTION_DAYS)
+    return day if is_decision(act) else day + timedelta(days=CORRECTION_DAYS)
 
 
 def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
@@ -123,7 +130,7 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
                               made_by=M_((act.actor_role or "").replace("_", " ")),
                               who=message_list([M_(r.replace("_", " ")) for r in allowed], M_(OR)),
                               role=M_(user.role.replace("_", " "))))
-    if act.element_id in DECISIONS and act.actor_user_id != user.id:
+    if is_decision(act) and act.actor_user_id != user.id:
         raise NotPermitted(M_("a decision is corrected only by the officer who made it; a decision on the merits "
                               "is changed by appeal (Rule 130(e) proviso)"))
     if act.corrected_at is not None:
@@ -140,22 +147,19 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     today = legal_time.local_day(clock.now(), cf_now.timezone)
     last = last_day(act, cf_now.timezone)
     if today > last:
-        if act.element_id in DECISIONS:
+        if is_decision(act):
             raise Refused(M_("a decision can be corrected only on the day it was made (%(day)s); a decision on the "
                              "merits is changed by appeal (Rule 130(e) proviso)", day=last))
         raise Refused(M_("the act “%(act)s” could be corrected until %(day)s", act=M_(act.name), day=last))
     marks = acts.marks(act)
     entries = list(session.scalars(select(LedgerEntry).where(
         LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id)))
-    paid = [entry for entry in entries if entry.to_account in ledger.PARTIES and entry.reversal_of is None]
-    if paid:
-        total = sum((entry.amount for entry in paid), Decimal("0.00"))
-        raise Refused(M_("the act “%(act)s” paid %(amount)s to the %(party)s; money that has left the Panchayat "
-                         "is not taken back by a correction: record its recovery (the secretary reverses the entry "
-                         "once the money is back) or, against a decision, appeal", act=M_(act.name),
-                         amount=format_rupees(total), party=M_(paid[0].to_account.replace("_", " "))))
     before = casefile.load(acts.before_values(act.before)["file_json"])
-    handed = _handed_over(before, cf_now)
+    paid, handed = _left(entries, before, cf_now)
+    if paid is not None:
+        raise Refused(M_("the act “%(act)s” %(what)s; money that has left the Panchayat "
+                         "is not taken back by a correction: record its recovery (the secretary reverses the entry "
+                         "once the money is back) or, against a decision, appeal", act=M_(act.name), what=paid))
     if handed is not None:
         raise Refused(M_("the act “%(act)s” %(what)s; cattle that have left the pound are not brought back by a "
                          "correction: record what happens next in the case, or, against a decision, appeal",
@@ -172,6 +176,42 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     return Plan(act, [e for e in entries if e.reversal_of is None], documents, reopened, roles, before)
 
 
+def _left(entries: list[LedgerEntry], before: CaseFile, after: CaseFile) -> tuple[Message | None, Message | None]:
+    """What of an act's effects left the Panchayat, in words: (the money it paid out to a person,
+    the cattle it handed over), each None when it did not; ``entries`` are the ledger entries it
+    posted, ``before`` and ``after`` the case file as it found and left it."""
+    paid = [entry for entry in entries if entry.to_account in ledger.PARTIES and entry.reversal_of is None]
+    money = None
+    if paid:
+        total = sum((entry.amount for entry in paid), Decimal("0.00"))
+        money = M_("paid %(amount)s to the %(party)s", amount=format_rupees(total),
+                   party=M_(paid[0].to_account.replace("_", " ")))
+    return money, _handed_over(before, after)
+
+
+def cannot_be_undone(session: Session, case_id: int) -> list[Message]:
+    """For the check step of an act (webapp.web.pages.check), called inside the transaction that
+    applied the act and is then rolled back (webapp.services.running.uow.preview): what no
+    correction could undo once the act is confirmed, judged by the same rule :func:`check` applies
+    to the act just applied — money it paid out, cattle it handed over (the rule, not a list of
+    acts, decides) — and, for a decision on the merits, that it can be corrected only today. Empty
+    when a correction could undo it all (or the call recorded no act: a correction itself)."""
+    act = acts.latest(session, case_id)
+    case = session.get(Case, case_id)
+    if act is None or case is None or act.at != clock.now():
+        return []
+    entries = list(session.scalars(select(LedgerEntry).where(
+        LedgerEntry.case_id == case_id, LedgerEntry.id > acts.marks(act)["ledger"]).order_by(LedgerEntry.id)))
+    before = casefile.load(acts.before_values(act.before)["file_json"])
+    found = [M_("once you confirm, this act has %(what)s: no correction can undo that; a mistake can then only be "
+                "amended where it changes nothing the rule does", what=what)
+             for what in _left(entries, before, casefile.load(case.file_json)) if what is not None]
+    if not found and is_decision(act):
+        found.append(M_("a decision on the merits can be corrected only today, by the officer who made it; from "
+                        "tomorrow it stands and is changed by appeal (Rule 130(e) proviso)"))
+    return found
+
+
 def _handed_over(before: CaseFile, after: CaseFile) -> Message | None:
     """What the act did with the cattle that cannot be undone, in words, or None."""
     if after.sale is not None and before.sale is None:
@@ -182,12 +222,23 @@ def _handed_over(before: CaseFile, after: CaseFile) -> Message | None:
     if after.release is not None and before.release is None:
         return M_("released the cattle to their owner %(owner)s on %(day)s", owner=after.release.owner,
                   day=after.release.day)
-    if after.delivered_on is not None and before.delivered_on is None:
+    if after.delivered_on is not None and before.delivered_on is None and not _stood_in(before):
         return M_("delivered the cattle to their owner on %(day)s", day=after.delivered_on)
     if after.dispatch is not None and before.dispatch is None:
         return M_("sent the cattle to %(receiver)s on %(day)s", receiver=after.dispatch.receiver,
                   day=after.dispatch.day)
     return None
+
+
+def _stood_in(before: CaseFile) -> bool:
+    """Whether the delivery to the owner under (d) that followed ``before`` delivered no cattle:
+    a receiving officer had sold them (their remittance stands in for them) or the objector who held
+    them on security kept them (the forfeited security stands in): money was settled, nothing was
+    handed over (handlers/settlement.py, ``settlement.deliver_to_objector``; RULE130.md (d), reading).
+    Money paid out by it is refused as such (:func:`check`)."""
+    sold = before.dispatch is not None and before.dispatch.net is not None
+    kept = before.interim is not None and before.interim.forfeited and not before.interim.refunded
+    return sold or kept
 
 
 def _reason(reason: Any) -> str:

@@ -39,6 +39,10 @@ TEMPLATES: dict[str, str] = {
     "task_overdue": N_("{case}: the task '{task}' is overdue (due by {due_day})."),
     "act_corrected": N_("{case}: the act '{task}' of {day} was corrected by {officer}: {reason}. The case is back as it "
                         "was before it; its documents are cancelled and its money reversed."),
+    "receiver_replaced_old": N_("{case}: the secretary {officer} named {new} as the receiving officer in your place: "
+                                "{reason}. The case is no longer yours; record nothing in it."),
+    "receiver_replaced_new": N_("{case}: cattle were sent to you for sale in place of {old}, named by mistake: "
+                                "{reason}. Record the sale and the remittance."),
     "task_escalated": N_("{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
                       "escalated to you."),
 }

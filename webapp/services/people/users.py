@@ -453,6 +453,24 @@ def is_training_case(session: Session, case_number: str) -> bool:
                                    .where(Case.case_number == case_number)))
 
 
+def receiving_officers(session: Session, case_number: str) -> list[User]:
+    """The receiving officers who may take the case numbered ``case_number`` (Rule 130(b) proviso:
+    the unsold cattle are sent to a receiving officer), in the order of their display names: active
+    users of the role receiving officer of the case's world (a training Panchayat's case: those the
+    simulator made and the trainees, :func:`by_display_name`; a live case: the live ones), who are
+    not bound to another Panchayat (an officer made with no Panchayat serves any; one made for a
+    Panchayat serves its cases only). The page offers them as a list: nobody types a name."""
+    with session.no_autoflush:
+        panchayat_id = session.scalar(select(Case.panchayat_id).where(Case.case_number == case_number))
+    training = is_training_case(session, case_number)
+    query = select(User).where(User.role == "receiving_officer", User.active.is_(True),
+                               or_(User.panchayat_id.is_(None), User.panchayat_id == panchayat_id))
+    trainee = func.coalesce(User.samiti_code, "").startswith(TRAINING_SAMITI_PREFIX)
+    query = query.where(or_(User.simulated.is_(True), trainee) if training else and_(User.simulated.is_(False), ~trainee))
+    with session.no_autoflush:
+        return list(session.scalars(query.order_by(User.display_name, User.username)))
+
+
 def set_language(session: Session, user_id: int, language: str) -> None:
     """Remember the user's language for pages, e-mails and documents (``en`` or ``hi``).
 

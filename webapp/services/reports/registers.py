@@ -27,7 +27,7 @@ from webapp.errors import NotFound, NotPermitted, Refused
 from webapp.i18n import M_
 from webapp.services.money import ledger
 from webapp.services.running import acts
-from webapp.store.models import Case, LedgerEntry, Panchayat, User
+from webapp.store.models import Case, CaseDocument, LedgerEntry, Panchayat, User
 from webapp.values import casefile, clock, fees, legal_time
 from webapp.values.casefile import Animal, CaseFile
 
@@ -310,6 +310,8 @@ class Receipt:
     # receipt, a delivery order ...), as printed on them, in the order issued; none for an entry no
     # act posted (a ledger reversal)
     papers: list[str] = field(default_factory=list)
+    # those of :attr:`papers` cancelled since by a correction of the act (each printed CANCELLED)
+    cancelled_papers: list[str] = field(default_factory=list)
 
     @property
     def counted(self) -> Decimal:
@@ -325,7 +327,9 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     entry was reversed since (a correction, a ledger reversal) is listed, marked ``reversed``, and
     counts for nothing in a total (:attr:`Receipt.counted`). Each receipt names the documents issued
     by the act that posted it (:attr:`Receipt.papers`, by :func:`webapp.services.running.acts.papers_of`: one
-    query for the whole register)."""
+    query for the whole register); those cancelled since by a correction of that act are named in
+    :attr:`Receipt.cancelled_papers` (one more query), so the register marks them CANCELLED as the
+    documents themselves are marked."""
     rows = session.scalars(
         select(LedgerEntry).where(LedgerEntry.panchayat_id == panchayat.id, LedgerEntry.at >= period.start,
                                   LedgerEntry.at < period.end, LedgerEntry.to_account.in_(ACCOUNTS),
@@ -336,9 +340,13 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     undone = set(session.scalars(select(LedgerEntry.reversal_of).where(
         LedgerEntry.reversal_of.in_([e.id for e in rows]))).all()) if rows else set()
     papers = acts.papers_of(session, rows)
+    numbers = sorted({number for listed in papers.values() for number in listed})
+    cancelled = set(session.scalars(select(CaseDocument.number).where(
+        CaseDocument.number.in_(numbers), CaseDocument.cancelled_at.is_not(None)))) if numbers else set()
     return [Receipt(f"{files[e.case_id][0]}/R{ordinal[e.id]}", e.at, e.case_id, files[e.case_id][0], e.from_account,
                     party_name(files[e.case_id][1], e.from_account, e.kind), e.to_account, e.amount, e.kind, e.clause,
-                    reversed=e.id in undone, papers=papers.get(e.id, []))
+                    reversed=e.id in undone, papers=papers.get(e.id, []),
+                    cancelled_papers=[n for n in papers.get(e.id, []) if n in cancelled])
             for e in rows]
 
 

@@ -47,11 +47,13 @@ def csv_table(name: str, panchayat: Panchayat, data: Any) -> tuple[list[str], li
                   r.place_impounded, r.nearest_village, r.fine, r.feeding_per_day, r.disposal.kind, r.disposal.day,
                   r.disposal.to] for r in data])
     if name == "receipts":
-        # papers: the numbers of the documents issued by the receipt's act, separated by "; "
+        # papers: the numbers of the documents issued by the receipt's act, separated by "; ", each
+        # cancelled since by a correction followed by " (CANCELLED)"
         return (["receipt_number", "received_at", "case_number", "payer", "payer_name", "account", "amount", "kind",
                  "clause", "reversed", "papers"],
                 [[r.number, r.at, r.case_number, r.payer, r.payer_name, r.account, r.amount, r.kind, r.clause,
-                  "yes" if r.reversed else "", "; ".join(r.papers)] for r in data])
+                  "yes" if r.reversed else "",
+                  "; ".join(f"{n} (CANCELLED)" if n in r.cancelled_papers else n for n in r.papers)] for r in data])
     if name == "charges":
         return (["case_number", "impounded_on", "animals", "outcome", "fine", "pound_feeding", "buyer_feeding",
                  "sale_amount", "buyer", "remittance_proceeds", "remittance_expenses", "security", "pound_account",

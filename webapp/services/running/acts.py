@@ -32,7 +32,7 @@ from sqlalchemy import BindParameter, and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
-from webapp.values import clock
+from webapp.values import casefile, clock
 
 # the columns of a case row that an act may change and a correction puts back
 COLUMNS = ("state_json", "file_json", "status", "outcome", "next_timer_due", "next_alert_at",
@@ -110,10 +110,26 @@ class ActRecord:
         self.recorded = True
         # the history rows are written in bulk and keep no id (webapp.store.append): read the last
         last = session.scalar(select(func.max(CaseEvent.id)).where(CaseEvent.case_id == self.case.id))
-        session.add(CaseAct(case_id=self.case.id, at=self.at, name=(self.name or "Act")[:200],
+        session.add(CaseAct(case_id=self.case.id, at=self.at, name=act_name(self.name, self.element_id, self),
                             element_id=self.element_id, actor_user_id=self.user.id, actor_role=self.user.role,
                             process_version_id=self.version_id, before=self.before,
                             marks_json=json.dumps(self.marks), last_event_id=last))
+
+
+INTERIM_DELIVERY = "Order of interim delivery on security"  # the act's name (a catalogue string)
+
+
+def act_name(task_name: str | None, element_id: str | None, record: ActRecord) -> str:
+    """The name an act is known by in the history, the corrections and their notices: its task's
+    name (e.g. "Record bid"), but the decision on an objection that delivered the cattle to the
+    objector on security is the order of interim delivery (Rule 130(c) Explanation), not a
+    decision of the claim: its name says what it did."""
+    if element_id == "ut_decide_objection":
+        before = casefile.load(before_values(record.before)["file_json"])
+        after = casefile.load(record.case.file_json)
+        if after.interim is not None and before.interim is None:
+            return INTERIM_DELIVERY
+    return (task_name or "Act")[:200]
 
 
 def begin(session: Session, case: Case, user: User) -> ActRecord:

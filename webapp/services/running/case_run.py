@@ -190,6 +190,12 @@ class CaseRun:
                        detail=documents.history_detail(rows))
         self._documents_before = documents.due_keys(self.cf)
 
+    def forget_documents(self, keys: set[str]) -> None:
+        """Have :meth:`save` issue the documents of ``keys`` again although they were due before this
+        unit of work (their issue in force was cancelled in it: e.g. the letter sending the cattle to
+        a receiving officer, when another officer is named, webapp.services.cases.receivers)."""
+        self._documents_before -= keys
+
     def _ledger_facts(self, closed: bool) -> tuple[bool, str | None, Any, ledger.Expected]:
         """What :func:`ledger.check_invariants` reads besides the entries: closed, outcome,
         shortfall (rupees) and the case file's expectations."""

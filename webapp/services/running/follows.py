@@ -182,6 +182,10 @@ def _file_changes(old: casefile.CaseFile | None, new: casefile.CaseFile) -> list
         for bid in old.auction.bids[len(new.auction.bids):]:
             found.append(Follow(M_("the bid of %(bidder)s for %(amount)s is struck out", bidder=bid.bidder,
                                    amount=format_rupees(bid.amount))))
+    if old.dispatch is not None and new.dispatch is not None and \
+            old.dispatch.receiver_user_id != new.dispatch.receiver_user_id:
+        found.append(Follow(M_("the case goes to the receiving officer %(new)s in place of %(old)s, who no longer "
+                               "sees it", new=new.dispatch.receiver, old=old.dispatch.receiver)))
     if old.notice is not None and new.notice is None:
         found.append(Follow(M_("the notice is withdrawn: no notice period runs")))
     for objection in old.objections[len(new.objections):]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,6 +34,7 @@ from webapp.values import casefile, clock
 
 T = TypeVar("T")
 RACE_SQLSTATES = ("40P01", "40001")  # PostgreSQL: deadlock_detected, serialization_failure
+refusal_log = logging.getLogger("rule130.refusals")
 
 
 
@@ -70,24 +72,26 @@ def perform_told(sessions: sessionmaker[Session], action: str, fn: Callable[...,
 
 
 def preview(sessions: sessionmaker[Session], action: str, fn: Callable[..., Any], *args: Any,
-            case_id: int | None = None, user: User | None = None, record_refusal: bool = False,
+            case_id: int | None = None, user: User | None = None, log_refusal: bool = False,
             **kwargs: Any) -> list[Any]:
     """What would follow from the act, without recording it (the check step and the API's dry run).
 
     The act is applied for real — the same services, the same checks, the same engine — in a
     transaction that is then rolled back, at the act's one instant (:func:`webapp.values.clock.fixed`):
     its words (:class:`webapp.services.running.follows.Follow`) are those of the real act at that instant.
-    A refusal is raised as :func:`perform` raises it; it is written into the case history only
-    with ``record_refusal`` (a page's check step: the officer's submission was refused, as
-    without the step; an API dry run asks and attempts nothing). An act that would fail in the diagram raises the failure without
-    holding the case.
+    A refusal is raised as :func:`perform` raises it and is never written into the case history
+    (nothing was attempted: the case's history holds what happened to the case); with
+    ``log_refusal`` (a page's check step) it is written to the log ``rule130.refusals`` — the
+    action, the case, the user and the refusal's words — where an administrator finds what
+    officers were refused; an API dry run asks and logs nothing. An act that would fail in the
+    diagram raises the failure without holding the case.
 
     Raises:
         Rule130Error: the refusal the act would meet (Conflict for a lost race).
     """
     with clock.fixed():
         _, said = _perform(sessions, action, _told(fn, case_id), args, kwargs, case_id, user, dry_run=True,
-                           record=record_refusal)
+                           record=False, log_it=log_refusal)
     for follow in said:  # the documents were rolled back with the act: no page to link to yet
         follow.document_id = None
     return said
@@ -105,7 +109,7 @@ def _told(fn: Callable[..., T], case_id: int | None) -> Callable[..., tuple[T, l
 
 def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], args: tuple[Any, ...],
              kwargs: dict[str, Any], case_id: int | None, user: User | None, *, dry_run: bool = False,
-             record: bool = True) -> T:
+             record: bool = True, log_it: bool = False) -> T:
     with sessions() as session:
         try:
             if isinstance(case_id, int):
@@ -143,6 +147,9 @@ def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T],
             error = refused
     if case_id is not None and not isinstance(error, NotFound) and record:
         record_refusal(sessions, case_id, action, error, user)
+    if log_it:
+        refusal_log.info("refused at the check step: %s on case %s by %s (%s): %s", action, case_id,
+                 user.username if user else None, error.code, error.message)
     raise error
 
 

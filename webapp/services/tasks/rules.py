@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from webapp.errors import DeadlinePassed, Refused
-from webapp.i18n import M_, message_list
+from webapp.i18n import M_, Message, message_list
 from webapp.i18n.formats import format_rupees
 from webapp.services.money import amounts
 from webapp.services.money.amounts import parse_amount
@@ -205,6 +205,29 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     return data
 
 
+BID_MULTIPLE = 3  # a bid this many times the full price or more is most likely a digit too many
+
+
+def bid_warnings(cf: CaseFile, amount: Decimal) -> list[Message]:
+    """What the check step of a bid of ``amount`` rupees warns of before Confirm (the bid is still
+    lawful: the Panchayat takes it, the officer may have mistyped it): a bid equal to or lower than
+    an earlier bid of the current auction, and a bid :data:`BID_MULTIPLE` or more times the full
+    price of the notice (Note to Rule 130(b): a bid at the full price closes the auction at once)."""
+    found: list[Message] = []
+    auction = cf.auction
+    earlier = auction.highest_bid() if auction is not None else None
+    if earlier is not None and amount <= earlier.amount:
+        found.append(M_("this bid of %(amount)s is not higher than the earlier bid of %(earlier)s by %(bidder)s: "
+                        "check the amount", amount=format_rupees(amount), earlier=format_rupees(earlier.amount),
+                        bidder=earlier.bidder))
+    full = cf.notice.full_price if cf.notice is not None else None
+    if full is not None and full > 0 and amount >= full * BID_MULTIPLE:
+        found.append(M_("this bid of %(amount)s is %(times)s times the full price of %(full)s: check the amount "
+                        "(a digit too many?)", amount=format_rupees(amount), full=format_rupees(full),
+                        times=(amount / full).quantize(Decimal("0.1"))))
+    return found
+
+
 @check("record_bid")
 def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> dict[str, Any]:
     data["bidder"] = _require_text(data, "bidder", M_("the bidder's name"))
@@ -273,6 +296,10 @@ def _unsold(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) 
                 raise Refused(M_("%(receiver)s is a receiving officer for training: a live case goes only to a live "
                                  "receiving officer", receiver=receiver), {"receiver": M_("a receiving officer for training")})
             raise Refused(M_("no receiving officer is called %(receiver)s", receiver=receiver), {"receiver": M_("unknown receiving officer")})
+        if user not in users.receiving_officers(session, cf.case_number):  # bound to another Panchayat
+            raise Refused(M_("%(receiver)s is a receiving officer of another Panchayat; choose one of the receiving "
+                             "officers who may take this case from the list", receiver=receiver),
+                          {"receiver": M_("a receiving officer of another Panchayat")})
         data["receiver"], data["receiver_user_id"] = user.display_name, user.id
     return data
 

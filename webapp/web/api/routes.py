@@ -26,7 +26,7 @@ from werkzeug.exceptions import HTTPException
 
 from webapp.errors import AlreadySubmitted, NotPermitted, Refused, Rule130Error
 from webapp.errors import NotFound as RuleNotFound
-from webapp.services.cases import cases, corrections
+from webapp.services.cases import cases, corrections, receivers
 from webapp.services.money import ledger
 from webapp.services.running import acts, uow
 from webapp.services.tasks import tasklist, tasks
@@ -339,6 +339,20 @@ def correct_act(case_ref: str) -> Response:
     if act_id is None:
         raise Refused("give the id of the act to correct (GET .../corrections lists them)", {"act": "required"})
     case_id = perform("correct_act", case.id, corrections.correct, api_user(), case.id, act_id, reason or "")
+    return render_case(case_id, 201)
+
+
+@bp.post("/cases/<path:case_ref>/receiving-officer")
+def replace_receiver(case_ref: str) -> Response:
+    """The secretary names the right receiving officer ``{"receiver": user name, "reason": "..."}``
+    in place of one named by mistake, until that officer has recorded the remittance
+    (webapp.services.cases.receivers); ``?dry_run=true`` says what would follow; 201 with the case."""
+    body = json_body()
+    only_fields(body, ("receiver", "reason"), "naming another receiving officer")
+    receiver = optional_text(body, "receiver")
+    reason = optional_text(body, "reason")
+    case = resolve_case(case_ref)
+    case_id = perform("replace_receiver", case.id, receivers.replace, api_user(), case.id, receiver or "", reason or "")
     return render_case(case_id, 201)
 
 

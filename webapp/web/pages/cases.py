@@ -23,9 +23,10 @@ from flask_babel import gettext as _
 from webapp.errors import AlreadySubmitted, NotPermitted, Refused
 from webapp.i18n import M_, Message, flash_message, localize
 from webapp.i18n.formats import format_instant
-from webapp.services.cases import cases, corrections, overview, search
+from webapp.services.cases import cases, corrections, overview, receivers, search
 from webapp.services.money import ledger
 from webapp.services.papers import appeal_words, documents
+from webapp.services.people import users
 from webapp.services.running import uow
 from webapp.services.tasks import tasks
 from webapp.values import casefile, clock
@@ -182,6 +183,9 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "parties": overview.parties(cf),
         "documents": documents.list_for_case(session, case),
         "correction": corrections.correctable(session, user, case),
+        # the receiving officers the secretary may name instead of the one named (None: not now)
+        "receivers": (users.receiving_officers(session, case.case_number)
+                      if running and user.role == "secretary" and receivers.replaceable(cf) is None else None),
         "version": version, "marks": marks, "done": marks.done, "active": marks.active, "waiting": marks.waiting,
         "active_names": [names.get(i) or i for i in marks.active],
         "waiting_names": [names.get(i) or i for i in marks.waiting],
@@ -210,15 +214,15 @@ def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, val
         return _case_page(case_id, action=action, values=values)
     try:
         if asked == check.CHECK:
-            follows = uow.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
-                                    record_refusal=True, **kwargs)
+            follows, warnings = check.preview(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user,
+                                              **kwargs)
             case = cases.get_case(db_session(), user, case_id)
             last = cases.deadlines(casefile.load(case.file_json)).get(deadline) if deadline else None
             return check.render(title=title or M_(words(action)), printed=printed or [], follows=follows,
                                 hidden=values, back=url_for("officer.case", case_id=case_id),
                                 case_number=case.case_number,
                                 deadline=(deadline.removesuffix("_last_day") + "_period", last)
-                                if deadline and last else None)
+                                if deadline and last else None, warnings=warnings)
         _case, told = uow.perform_told(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
         return _case_page(case_id, status=422, action=action, error=refused.message, values=values)
@@ -332,6 +336,24 @@ def correct_act(case_id: int) -> Any:
                      done=M_("The act “%(act)s” was corrected: the case is back as it was before it.", act=M_(act.name)),
                      values=values, title=M_("Correct a clerical mistake"),
                      printed=[(_("Act"), f"{_(act.name)} ({when})"), (_("What was recorded wrongly"), reason)])
+
+
+@bp.route("/cases/<int:case_id>/receiving-officer", methods=["POST"])
+def replace_receiver(case_id: int) -> Any:
+    """The secretary names the right receiving officer (``receiver``, a user name from the list) in
+    place of one named by mistake, with a ``reason`` (webapp.services.cases.receivers), through the
+    check step; a refusal comes back beside the form (422)."""
+    receiver, reason = request.form.get("receiver", ""), request.form.get("reason", "")
+    session = db_session()
+    case = cases.get_case(session, me(), case_id)  # another Panchayat's case: 404 before anything else
+    cf = casefile.load(case.file_json)
+    chosen = next((u for u in users.receiving_officers(session, case.case_number) if u.username == receiver), None)
+    named = f"{chosen.display_name} ({chosen.username})" if chosen is not None else receiver
+    return _case_act(case_id, "replace_receiver", receivers.replace, receiver, reason,
+                     done=M_("%(receiver)s is now the receiving officer of the case.", receiver=named),
+                     values={"receiver": receiver, "reason": reason}, title=M_("Name another receiving officer"),
+                     printed=[(_("Receiving officer named"), cf.dispatch.receiver if cf.dispatch else "—"),
+                              (_("Receiving officer from now"), named), (_("Reason"), reason)])
 
 
 @bp.route("/cases/<int:case_id>/notice")

@@ -15,6 +15,8 @@ from typing import Any
 from flask import render_template, request
 
 from webapp.i18n import M_, Message, flash_message
+from webapp.services.cases import corrections
+from webapp.services.running import uow
 from webapp.services.running.follows import Follow
 
 CHECK, CONFIRM, CHANGE = "check", "confirm", "change"
@@ -26,8 +28,27 @@ def step() -> str:
     return value if value in (CHECK, CONFIRM, CHANGE) else ""
 
 
+def preview(sessions: Any, action: str, fn: Any, *args: Any, case_id: int, user: Any,
+            **kwargs: Any) -> tuple[list[Follow], list[Message]]:
+    """The check step's preview of an act (:func:`webapp.services.running.uow.preview`, its refusal
+    logged) and what no correction could undo once it is confirmed, judged in the same rolled-back
+    transaction by the rule corrections apply
+    (:func:`webapp.services.cases.corrections.cannot_be_undone`): (what follows, warnings)."""
+    warnings: list[Message] = []
+
+    def judged(session: Any, *a: Any, **kw: Any) -> Any:
+        result = fn(session, *a, **kw)
+        session.flush()
+        warnings.extend(corrections.cannot_be_undone(session, case_id))
+        return result
+
+    follows = uow.preview(sessions, action, judged, *args, case_id=case_id, user=user, log_refusal=True, **kwargs)
+    return follows, warnings
+
+
 def render(*, title: Message | str, printed: list[tuple[str, str]], follows: list[Follow], hidden: dict[str, Any],
-           back: str, case_number: str, deadline: tuple[str, date | None] | None = None) -> Any:
+           back: str, case_number: str, deadline: tuple[str, date | None] | None = None,
+           warnings: list[Message] | None = None) -> Any:
     """The check page.
 
     Args:
@@ -35,10 +56,13 @@ def render(*, title: Message | str, printed: list[tuple[str, str]], follows: lis
         follows: what follows (:func:`webapp.services.running.uow.preview`). hidden: the form's values,
             posted again with Confirm or Change (to the page's own URL). back: the case page's URL.
         deadline: (the deadline's name, its last day) the act meets, if one.
+        warnings: what the officer should know before Confirm (:func:`preview`; a bid that looks
+            mistyped: :func:`webapp.services.tasks.rules.bid_warnings`), shown above the buttons.
     """
     values = {k: ("" if v is None else str(v)) for k, v in hidden.items() if k not in ("step", "csrf_token")}
     return render_template("officer/check.html", title=title, printed=printed, follows=follows, hidden=values,
-                           action=request.path, back=back, case_number=case_number, deadline=deadline)
+                           action=request.path, back=back, case_number=case_number, deadline=deadline,
+                           warnings=warnings or [])
 
 
 def tell(done: Message, told: list[Follow], case_id: int) -> None:

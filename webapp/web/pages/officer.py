@@ -26,6 +26,7 @@ from webapp.i18n.formats import format_rupees
 from webapp.services.cases import cases
 from webapp.services.money import amounts
 from webapp.services.notify import notifications
+from webapp.services.people import users
 from webapp.services.running import uow
 from webapp.services.tasks import rules, tasklist, tasks
 from webapp.store.models import CaseTask, User
@@ -127,11 +128,33 @@ def reassign_task(case_id: int, task_id: str) -> Any:
     return _back_to_list()
 
 
+def _task_fields(view: tasks.TaskView, values: dict[str, Any], errors: dict[str, str]) -> list[dict[str, Any]]:
+    """The task's form fields (:func:`form_fields`); on the decision on unsold cattle the receiving
+    officer is chosen from a list of those who may take the case
+    (:func:`webapp.services.people.users.receiving_officers`), by name with the user name beside it,
+    the user name sent: never typed (issue 29, item 5)."""
+    fields = form_fields(view.schema, values, errors)
+    if view.form_key != "decide_unsold":
+        return fields
+    for f in fields:
+        if f["name"] == "receiver":
+            officers = users.receiving_officers(db_session(), view.case_number)
+            f["kind"], f["label"] = "select", _("Receiving officer")
+            f["options"] = [(u.username, f"{u.display_name} ({u.username})") for u in officers]
+            f["help"] = (_("The receiving officers who may take this case. Required when sending the cattle for sale.")
+                         if officers else _("No receiving officer may take this case: an administrator adds one "
+                                            "(role receiving officer) before the cattle can be sent for sale."))
+            if f["value"] and f["value"] not in dict(f["options"]):  # a name sent by hand, not one of the list
+                match = next((u.username for u in officers if f["value"].strip().lower() == u.username.lower()), "")
+                f["value"] = match
+    return fields
+
+
 def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, error: str | None = None,
                  field_errors: dict[str, str] | None = None, lock_version: int | None = None,
                  status: int = 200) -> Any:
     field_errors = field_errors or {}
-    fields = form_fields(view.schema, values or {}, field_errors)
+    fields = _task_fields(view, values or {}, field_errors)
     names = {f["name"] for f in fields}
     other_errors = {k: v for k, v in field_errors.items() if k not in names}
     objector = (view.data.get("objection") or {}).get("objector")
@@ -175,8 +198,8 @@ def task(case_id: int, task_id: str) -> Any:
     act = (sessions(), "complete_task", tasks.complete_task, user, case_id, task_id, data, expected)
     try:
         if asked == check.CHECK:
-            follows = uow.preview(*act, case_id=case_id, user=user, record_refusal=True)
-            return _check_task(view, data, follows, expected)
+            follows, warnings = check.preview(*act, case_id=case_id, user=user)
+            return _check_task(view, data, follows, expected, warnings)
         _case, told = uow.perform_told(*act, case_id=case_id, user=user)
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
@@ -198,11 +221,17 @@ def _as_rupees(typed: str) -> str:
         return typed
 
 
-def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None) -> Any:
-    """The check page of a task's form: each field's label and value as recorded (a choice by its words)."""
+def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], expected: int | None,
+                warnings: list[Message]) -> Any:
+    """The check page of a task's form: each field's label and value as recorded (a choice by its
+    words); ``warnings``: what no correction could undo (:func:`check.preview`), and for a bid one
+    that looks mistyped (:func:`rules.bid_warnings`)."""
     printed = []
-    due = _release_due(view, casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json))
-    for f in form_fields(view.schema, data, {}):
+    cf = casefile.load(cases.get_case(db_session(), me(), view.case_id).file_json)
+    due = _release_due(view, cf)
+    if view.form_key == "record_bid":  # the check passed: the amount is one
+        warnings = [*rules.bid_warnings(cf, amounts.parse_amount(data.get("amount"), "amount")), *warnings]
+    for f in _task_fields(view, data, {}):
         if f["depends"] and not f["depends"]["applies"] and f["name"] not in data:
             continue  # a field for another choice (the form's if/then) was not part of this act
         value = dict(f["options"]).get(f["value"], f["value"]) if f["kind"] in ("select", "radio") else f["value"]
@@ -218,7 +247,7 @@ def _check_task(view: tasks.TaskView, data: dict[str, Any], follows: list[Any], 
     deadline = (view.deadline_label, view.deadline) if view.deadline_label else None
     return check.render(title=M_(words(view.name)), printed=printed, follows=follows, hidden=hidden,
                         back=url_for("officer.case", case_id=view.case_id), case_number=view.case_number,
-                        deadline=deadline)
+                        deadline=deadline, warnings=warnings)
 
 
 def _sent_twice(case_id: int, task: Message | None = None) -> Any:
