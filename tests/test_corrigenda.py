@@ -88,3 +88,135 @@ def test_a_full_price_bid_typed_16000_for_15500_is_amended_with_a_refund_owed_to
     assert drive.summary()["ledger"]["suspense"] == D("15500.00")
     assert drive.summary()["paid"]["buyer"] == D("500.00")
     assert drive.file().owed[0].settled_on is not None
+
+
+def test_a_bid_amended_below_the_full_price_is_refused_the_act_stands_and_nothing_changes(drive):
+    drive.start(ONE_COW)
+    publish(drive, full_price="15000.00")
+    sell(drive, bidder="Bidder B", amount="16000.00")
+    act_id = latest_act(drive)
+    snapshot = drive.snapshot()
+    documents_before = docs(drive)
+    drive.move("2026-01-10T10:00:00+05:30")
+    with pytest.raises(Refused) as info:
+        issue(drive, act_id, {"amount": "14500.00"})
+    message = info.value.message
+    assert "another course" in message and "the tasks reached" in message and "stands" in message
+    assert "appeal under Rule 130(e) proviso within 30 days" in message
+    assert info.value.field_errors == {"amount": "changes what the rule does"}
+    assert drive.snapshot() == snapshot and docs(drive) == documents_before
+
+
+def test_a_release_receipts_owner_name_is_amended_and_the_receipt_reissued(drive):
+    drive.start(TWO_COWS)
+    drive.move("2026-01-08T20:00:00+05:30")
+    drive.act("pound_keeper", "ut_release", {"owner": "Ramesh Kumr", "amount_received": "1480.00"})
+    act_id = latest_act(drive)
+    number = drive.case().case_number
+    receipts = [n for n, kind, _ in docs(drive) if kind == "release_receipt"]
+    drive.move("2026-01-09T10:00:00+05:30")
+    with pytest.raises(NotPermitted):  # the pound keeper made the act; the secretary keeps the record
+        issue(drive, act_id, {"owner": "Ramesh Kumar"}, role="pound_keeper")
+    done = issue(drive, act_id, {"owner": "Ramesh Kumar"}, reason="the owner's name was misspelt")
+    assert done["owed"] == [] and done["adjusting_entries"] == []
+    assert done["documents_reissued"] == [{"old": receipts[0], "new": f"{number}/{receipts[0].rsplit('/', 1)[1][0]}2"}]
+    assert drive.file().release.owner == "Ramesh Kumar"
+    assert (drive.case().status, drive.case().outcome) == ("completed", "released_by_owner")
+    assert drive.entries() == [("owner", "pound_account", D("1480.00"), "fine_and_feeding", "reading: release")]
+    with drive.sessions() as s:
+        new = s.scalar(select(CaseDocument.html).where(CaseDocument.case_id == drive.case_id,
+                                                       CaseDocument.number == done["documents_reissued"][0]["new"],
+                                                       CaseDocument.language == "en"))
+    assert "Ramesh Kumar" in new and "Ramesh Kumr" not in new and f"in place of {receipts[0]}" in new
+
+
+def test_an_impoundment_tag_is_amended_after_the_notice_and_the_notice_reissued(drive):
+    drive.start(TWO_COWS)
+    publish(drive)
+    drive.move("2026-01-09T12:00:00+05:30")
+    ready = drive.all_ready()
+    number = drive.case().case_number
+    with pytest.raises(Refused) as info:  # the instant of impoundment sets every timer
+        issue(drive, "opening", {"impounded_at": "2026-01-05T09:00:00+05:30"})
+    assert "another course" in info.value.message
+    done = issue(drive, "opening", {"animals.2.tag": "RJ-20"}, reason="the tag reads RJ-20")
+    assert done["fields"] == [{"field": "animals.2.tag", "old": "RJ-2", "new": "RJ-20"}]
+    assert done["documents_reissued"] == [{"old": f"{number}/N1", "new": f"{number}/N2"}]
+    assert [a.tag for a in drive.file().animals] == ["RJ-1", "RJ-20"]
+    assert drive.all_ready() == ready
+    with drive.sessions() as s:
+        n2 = s.scalar(select(CaseDocument.html).where(CaseDocument.case_id == drive.case_id,
+                                                      CaseDocument.number == f"{number}/N2",
+                                                      CaseDocument.language == "en"))
+    assert "RJ-20" in n2 and f"in place of {number}/N1" in n2
+
+
+def test_a_remittance_typed_10_short_is_amended_and_10_is_to_be_collected_from_the_receiving_officer(drive):
+    from .driver import ist_midnight
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
+                                               "receiver": "Gram Panchayat Kishanpura"})
+    drive.move("2026-01-20T10:00:00+05:30")
+    drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "7990.00", "expenses": "750.00"})
+    act_id = latest_act(drive)
+    ready = drive.all_ready()
+    drive.move("2026-01-21T10:00:00+05:30")
+    done = issue(drive, act_id, {"proceeds": "8000.00"}, reason="the proceeds were 8,000.00")
+    number = drive.case().case_number
+    assert done["owed"] == [{"party": "receiving_officer", "account": "suspense", "amount": "10.00",
+                             "direction": "collect"}]
+    assert [(d["old"].rsplit("/", 1)[1], d["new"].rsplit("/", 1)[1]) for d in done["documents_reissued"]] == [("A1", "A2")]
+    assert drive.file().dispatch.proceeds == D("8000.00") and drive.file().dispatch.net == D("7250.00")
+    assert drive.all_ready() == ready
+    assert drive.summary()["ledger"]["suspense"] == D("7240.00")
+    sec = drive.officers["secretary"]
+    uow.perform(drive.sessions, "settle", corrigenda.settle, sec, drive.case_id, 1, case_id=drive.case_id, user=sec)
+    assert drive.summary()["ledger"]["suspense"] == D("7250.00")
+    assert drive.entries()[-1] == ("receiving_officer", "suspense", D("10.00"), "corrigendum_collection",
+                                   "reading: amending a clerical mistake")
+    assert number in done["number"]
+
+
+def test_a_decision_on_the_merits_or_its_reasons_is_never_amended_and_the_last_day_is_enforced(drive):
+    from .driver import ist_midnight
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
+                                               "receiver": "Gram Panchayat Kishanpura"})
+    act_id = latest_act(drive)
+    drive.move("2026-01-13T10:00:00+05:30")
+    with pytest.raises(NotPermitted):  # the sarpanch's own act
+        plan(drive, act_id, {"receiver": "Gram Panchayat Kishanpur"})
+    with pytest.raises(Refused, match="on the merits is never amended"):
+        plan(drive, act_id, {"choice": "cattle_fair"}, role="sarpanch")
+    drive.move("2026-04-13T10:00:00+05:30")  # 2026-01-12 + 90 days = 2026-04-12
+    with pytest.raises(Refused, match="until 2026-04-12"):
+        plan(drive, act_id, {"receiver": "Gram Panchayat Kishanpur"}, role="sarpanch")
+
+
+def test_bad_input_names_the_field_and_changes_nothing(drive):
+    drive.start(ONE_COW)
+    publish(drive, full_price="15000.00")
+    sell(drive, bidder="Bidder B", amount="16000.00")
+    act_id = latest_act(drive)
+    snapshot = drive.snapshot()
+    with pytest.raises(Refused) as info:
+        issue(drive, act_id, {"price": "15500.00"})
+    assert info.value.field_errors == {"price": "unknown field"}
+    with pytest.raises(Refused) as info:
+        issue(drive, act_id, {"amount": "16000.00"})
+    assert "nothing to amend" in info.value.message
+    with pytest.raises(Refused) as info:
+        issue(drive, act_id, {"amount": "15500.00"}, reason="  ")
+    assert info.value.field_errors == {"reason": "this field is required"}
+    with pytest.raises(Refused) as info:
+        issue(drive, act_id, {"amount": "fifteen"})
+    assert "amount" in info.value.field_errors
+    assert drive.snapshot()[:6] == snapshot[:6]

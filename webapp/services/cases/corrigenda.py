@@ -307,9 +307,15 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
             session.execute(delete(CaseTask).where(CaseTask.case_id == case.id, CaseTask.id > marks["task"]))
             # ledger entries are never deleted: the act's and later ones are netted out by opposite entries
             book = ledger.CaseLedger(session, case, actor.id)
-            for entry in list(session.scalars(select(LedgerEntry).where(
-                    LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id))):
-                book.post(entry.to_account, entry.from_account, entry.amount, kind="replay", clause=entry.clause)
+            later = list(session.scalars(select(LedgerEntry).where(
+                LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id)))
+            reversed_ids = {e.reversal_of for e in ledger.entries(session, case.id) if e.reversal_of is not None}
+            for entry in later:  # a reversal and its entry already net out
+                if entry.reversal_of is None and entry.id not in reversed_ids:
+                    book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal",
+                              clause=entry.clause, reversal_of=entry.id)
+                elif entry.reversal_of is not None and entry.reversal_of <= marks["ledger"]:
+                    book.post(entry.to_account, entry.from_account, entry.amount, kind="replay", clause=entry.clause)
             session.flush()
             marks = {**marks, "ledger": session.scalar(select(func.max(LedgerEntry.id)).where(
                 LedgerEntry.case_id == case.id)) or 0}
@@ -346,7 +352,7 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[Message]
     found: dict[str, Message] = {}
     for key, word in words.items():
         if before.get(key) != after.get(key):
-            found.setdefault(str(word.msgid), word)
+            found.setdefault(str(word), word)
     return list(found.values())
 
 
