@@ -143,6 +143,11 @@ def _task_event(session: Session, act: CaseAct) -> CaseEvent:
     return row
 
 
+def act_of(session: Session, case: Case, act_ref: int | str) -> CaseAct | None:
+    """The act ``act_ref`` of ``case`` (the caller checked scope), None for :data:`OPENING`. Raises NotFound."""
+    return _act(session, case, act_ref)
+
+
 def recorded_facts(session: Session, user: User, case_ref: int | str, act_ref: int | str) -> dict[str, str]:
     """The facts the act recorded, as text, by field (what the amending form starts from):
     a task's form fields, or for the opening record the places, the instant of impoundment and
@@ -214,6 +219,12 @@ def _reason(reason: Any) -> str:
         raise Refused(M_("the reason is longer than %(limit)s characters", limit=REASON_LIMIT),
                       {"reason": M_("too long")})
     return text
+
+
+def clean_reason(reason: Any) -> str:
+    """The reason of a corrigendum, its spaces collapsed. Raises Refused: none, not text, or over
+    :data:`REASON_LIMIT` characters (naming the field ``reason``)."""
+    return _reason(reason)
 
 
 def _amended_values(recorded: dict[str, str], values: Any) -> list[Amended]:
@@ -331,7 +342,7 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
             acts.restore_columns(case, act.before)
             case.held_incident_id = None
             session.flush()
-            match = {"objector": subject} if subject and act.element_id == "ut_decide_objection" else {}
+            match: dict[str, Any] = {"objector": subject} if subject and act.element_id == "ut_decide_objection" else {}
             try:
                 tasks.act(session, actor, case.id, act.element_id or "", data, **match)
             except Rule130Error as refused:
@@ -482,12 +493,11 @@ def _plan_opening(session: Session, case: Case, cf: CaseFile, values: Any) -> Pl
     records = _animal_records([{f: facts[f"animals.{a.position}.{f}"] for f in ANIMAL_FIELDS} for a in impounded],
                               tariff)
     for old, new in zip(impounded, records, strict=True):
-        if (old.species, old.fine, old.feeding_per_day) != (new.species, new.fine, new.feeding_per_day):
-            if (old.fine, old.feeding_per_day) != (new.fine, new.feeding_per_day):
-                raise Refused(M_("animal %(position)s: as a %(species)s its fine and feeding would differ, and so "
-                                 "what the rule charges: the opening record stands; %(ways)s", position=old.position,
-                                 species=M_(new.species), ways=_ways(None, cf)),
-                              {f"animals.{old.position}.species": M_("changes what the rule does")})
+        if (old.fine, old.feeding_per_day) != (new.fine, new.feeding_per_day):
+            raise Refused(M_("animal %(position)s: as a %(species)s its fine and feeding would differ, and so "
+                             "what the rule charges: the opening record stands; %(ways)s", position=old.position,
+                             species=M_(new.species), ways=_ways(None, cf)),
+                          {f"animals.{old.position}.species": M_("changes what the rule does")})
     changes: list[tuple[str, Any, Any]] = []
     for name in ("place_seized", "place_impounded", "nearest_village"):
         if facts[name] != recorded[name]:

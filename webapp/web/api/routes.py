@@ -360,3 +360,6 @@ def reverse_entry(case_ref: str) -> Response:
 
     case_id = perform("reverse_entry", case.id, reverse, api_user(), case.id, entry_id, reason or "")
     return render_case(case_id, 201)
+
+
+from webapp.web.api import corrigenda as _corrigenda  # noqa: F401  (its routes join this blueprint)
