@@ -1,6 +1,7 @@
 """The corrigendum in the API (webapp.services.cases.corrigenda; docs/RULE130.md "The corrigendum"):
 the facts an act recorded, a corrigendum issued (or, with ``?dry_run=true``, what it would do),
-and money a corrigendum found owed recorded as paid or received. Routes of the API blueprint."""
+and money a corrigendum found owed recorded as paid or received. The views; ``webapp.web.api.routes``
+adds them to the API blueprint (:data:`ROUTES`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from webapp.web.api.calls import (
     render_case,
     resolve_case,
 )
-from webapp.web.api.routes import bp
 from webapp.web.api.shapes import case_json
 from webapp.web.context import db_session, sessions
 
@@ -34,7 +34,6 @@ def _act_ref(value: Any) -> str:
     return str(value)
 
 
-@bp.get("/cases/<path:case_ref>/corrigenda/<act_ref>")
 def corrigendum_facts(case_ref: str, act_ref: str) -> Response:
     """What act ``act_ref`` (an id, or ``opening``) recorded: ``{"act", "facts": {field: text},
     "last_day"}`` — the facts a corrigendum may amend, and the last day to issue one."""
@@ -46,7 +45,6 @@ def corrigendum_facts(case_ref: str, act_ref: str) -> Response:
     return jsonify({"act": act_ref, "facts": facts, "last_day": last.isoformat()})
 
 
-@bp.post("/cases/<path:case_ref>/corrigenda")
 def issue_corrigendum(case_ref: str) -> Response:
     """Issue a corrigendum ``{"act": id | "opening", "values": {field: text}, "reason": "..."}``:
     201 ``{"corrigendum": {...}, "case": {...}}``; with ``?dry_run=true`` 200 ``{"dry_run": true,
@@ -75,10 +73,15 @@ def issue_corrigendum(case_ref: str) -> Response:
     return response
 
 
-@bp.post("/cases/<path:case_ref>/owed/<int:index>/settle")
 def settle_owed(case_ref: str, index: int) -> Response:
     """The secretary records money owed item ``index`` (from 1, ``owed`` of the case) paid to the
     party (a refund) or received from it (a collection); 201 with the case."""
     case = resolve_case(case_ref)
     case_id = perform("settle_owed", case.id, corrigenda.settle, api_user(), case.id, index)
     return render_case(case_id, 201)
+
+
+# (rule, view, methods): added to the API blueprint by webapp.web.api.routes
+ROUTES = (("/cases/<path:case_ref>/corrigenda/<act_ref>", corrigendum_facts, ("GET",)),
+          ("/cases/<path:case_ref>/corrigenda", issue_corrigendum, ("POST",)),
+          ("/cases/<path:case_ref>/owed/<int:index>/settle", settle_owed, ("POST",)))
