@@ -154,10 +154,12 @@ def recorded_facts(session: Session, user: User, case_ref: int | str, act_ref: i
     ``animals.<n>.species|description|tag`` (n from 1).
 
     Raises:
-        NotFound: no such case or act. Refused: an act without a form.
+        NotFound: no such case or act. NotPermitted: the user may not issue a corrigendum of it
+            (:data:`ISSUERS`). Refused: an act without a form.
     """
     case = cases.get_case(session, user, case_ref)
     act = _act(session, case, act_ref)
+    _check_issuer(user, act, casefile.load(case.file_json), dated=False)
     if act is None:
         return _opening_facts(casefile.load(case.file_json))
     detail = json.loads(_task_event(session, act).detail_json or "{}")
@@ -183,7 +185,7 @@ def last_day(act: CaseAct | None, cf: CaseFile) -> date:
     return legal_time.local_day(at, cf.timezone) + timedelta(days=AMEND_DAYS)
 
 
-def _check_issuer(user: User, act: CaseAct | None, cf: CaseFile) -> None:
+def _check_issuer(user: User, act: CaseAct | None, cf: CaseFile, *, dated: bool = True) -> None:
     made_by = act.actor_role if act is not None else "pound_keeper"
     allowed = ISSUERS.get(made_by or "", ())
     if user.role not in allowed:
@@ -192,7 +194,7 @@ def _check_issuer(user: User, act: CaseAct | None, cf: CaseFile) -> None:
                               who=message_list([M_(AUTHORITY[r]) for r in allowed], M_(OR)),
                               role=M_(AUTHORITY.get(user.role, user.role))))
     last = last_day(act, cf)
-    if legal_time.local_day(clock.now(), cf.timezone) > last:
+    if dated and legal_time.local_day(clock.now(), cf.timezone) > last:
         raise Refused(M_("a corrigendum of this act could be issued until %(day)s; the record stands as it is",
                          day=last))
 

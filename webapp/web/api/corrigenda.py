@@ -49,12 +49,12 @@ def issue_corrigendum(case_ref: str) -> Response:
     """Issue a corrigendum ``{"act": id | "opening", "values": {field: text}, "reason": "..."}``:
     201 ``{"corrigendum": {...}, "case": {...}}``; with ``?dry_run=true`` 200 ``{"dry_run": true,
     "corrigendum": {...}}`` (nothing recorded), or the refusal it would meet."""
+    case = resolve_case(case_ref)
     body = json_body()
     only_fields(body, ("act", "values", "reason"), "a corrigendum")
     act_ref = _act_ref(body.get("act"))
     reason = optional_text(body, "reason")
     values = body.get("values")
-    case = resolve_case(case_ref)
     user = api_user()
     if dry_run():
         with sessions()() as session, clock.fixed():
