@@ -220,3 +220,21 @@ def test_bad_input_names_the_field_and_changes_nothing(drive):
         issue(drive, act_id, {"amount": "fifteen"})
     assert "amount" in info.value.field_errors
     assert drive.snapshot()[:6] == snapshot[:6]
+
+
+def test_a_corrigendum_that_changes_the_reasons_of_an_order_is_refused_naming_the_appeal(drive):
+    from .driver import ist_midnight
+    drive.start(ONE_COW)
+    publish(drive, full_price="15000.00")
+    sell(drive, bidder="Bidder B", amount="15000.00")
+    drive.fire_past(ist_midnight("2026-02-09"))
+    drive.move("2026-02-09T11:00:00+05:30")
+    drive.act("sarpanch", "ut_order_stand", {"remarks": "no objection was filed"})
+    act_id = latest_act(drive)
+    drive.move("2026-02-10T11:00:00+05:30")
+    with pytest.raises(Refused) as info:
+        plan(drive, act_id, {"remarks": "no objection was filed in time"}, role="sarpanch")
+    assert "does not change a decision's reasons" in info.value.message
+    # the Panchayat's decision was made on 2026-02-09: an appeal lies until 2026-03-11 (D + 30)
+    assert "by 2026-03-11" in info.value.message
+    assert info.value.field_errors == {"remarks": "the reasons"}
