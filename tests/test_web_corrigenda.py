@@ -44,6 +44,8 @@ def test_the_secretary_amends_a_tag_of_the_opening_record_through_the_check_step
     assert case_file(sessions, case_id).animals[1].tag == "RJ-2002"
     after = text_of(client.get(f"/cases/{case_id}"))
     assert "Corrigendum" in after and "superseded by corrigendum" in after
+    assert f"amended by corrigendum {case_file(sessions, case_id).case_number}/C1" in after  # the opening record's row
+    assert f"animals.2.tag: {old_tag} → RJ-2002" in after  # the old fact beside the new, in the history
 
 
 def test_a_refused_corrigendum_comes_back_beside_the_form_and_the_pound_keeper_may_not_issue_one(

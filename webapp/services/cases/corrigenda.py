@@ -620,7 +620,9 @@ def issue(session: Session, user: User, case_ref: int | str, act_ref: int | str,
     result = {**found.as_json(), "number": number, "documents_reissued": reissued, "reason": text}
     session.add(CaseEvent(case_id=case.id, at=now, kind="corrigendum", name="Corrigendum issued",
                           element_id=found.element_id, actor_role=user.role, actor_user_id=user.id,
-                          detail_json=json.dumps({**result, "changes": [list(c) for c in found.changes],
+                          detail_json=json.dumps({**result, "amended": "; ".join(
+                                                      f"{f.field}: {f.old} → {f.new}" for f in found.fields),
+                                                  "changes": [list(c) for c in found.changes],
                                                   "message_i18n": message_json(M_(
                                                       "corrigendum %(number)s amended the act “%(act)s” of %(day)s: "
                                                       "%(reason)s", number=number, act=M_(found.act_name), day=day,
