@@ -146,6 +146,17 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /cases/<int:case_id>/corrections": every(302, pound_keeper=API_REFUSED, secretary=API_REFUSED,
                                                    sarpanch=API_REFUSED, appellate_authority=API_REFUSED,
                                                    receiving_officer=API_REFUSED, administrator=API_REFUSED),
+    # the corrigendum: the secretary issues one of the opening record (the pound keeper's act); every
+    # other role is forbidden; the secretary's is refused by the rule (422). No money is owed (404).
+    "GET /cases/<int:case_id>/corrigenda/<act_ref>": every(302, pound_keeper=(403, 404), secretary=SCOPED,
+                                                           sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                           receiving_officer=(403, 404), administrator=(403, 404)),
+    "POST /cases/<int:case_id>/corrigenda/<act_ref>": every(302, pound_keeper=(403, 404), secretary=(422, 404),
+                                                            sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                            receiving_officer=(403, 404), administrator=(403, 404)),
+    "POST /cases/<int:case_id>/owed/<int:index>": every(302, pound_keeper=(403, 404), secretary=(404, 404),
+                                                        sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                        receiving_officer=(403, 404), administrator=(403, 404)),
     # the training clock: only an officer of a training Panchayat has one; these are RMP's and
     # FAR's live officers, so it is not found for every one of them (tests/test_training.py)
     "GET /training/clock": every(404, anonymous=302),
@@ -247,6 +258,18 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
                                                             sarpanch=API_REFUSED, appellate_authority=API_REFUSED,
                                                             receiving_officer=API_REFUSED,
                                                             administrator=API_REFUSED),
+    "GET /api/v1/cases/<path:case_ref>/corrigenda/<act_ref>": every(401, pound_keeper=(403, 404), secretary=SCOPED,
+                                                                   sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                                   receiving_officer=(403, 404),
+                                                                   administrator=(403, 404)),
+    "POST /api/v1/cases/<path:case_ref>/corrigenda": every(401, pound_keeper=(403, 404), secretary=API_REFUSED,
+                                                           sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                           receiving_officer=(403, 404), administrator=(403, 404)),
+    "POST /api/v1/cases/<path:case_ref>/owed/<int:index>/settle": every(401, pound_keeper=(403, 404),
+                                                                        secretary=(404, 404), sarpanch=(403, 404),
+                                                                        appellate_authority=(403, 404),
+                                                                        receiving_officer=(403, 404),
+                                                                        administrator=(403, 404)),
     "POST /api/v1/cases/<path:case_ref>/ledger/reversals": every(401, pound_keeper=(403, 404),
                                                                  secretary=API_REFUSED, sarpanch=(403, 404),
                                                                  appellate_authority=(403, 404),
@@ -275,6 +298,11 @@ BODIES: dict[str, Any] = {
     "POST /api/v1/cases/<path:case_ref>/animal-events": {"kind": "death", "tag": "NO-SUCH-TAG"},
     "POST /cases/<int:case_id>/animal-events": {"kind": "death", "animal": "99"},
     "POST /cases/<int:case_id>/births": {"mother": "99"},
+    # a corrigendum of the opening record that the rule refuses (another instant: another course)
+    "POST /cases/<int:case_id>/corrigenda/<act_ref>": {"new.impounded_at": "2020-01-01T10:00:00+05:30",
+                                                       "reason": "matrix"},
+    "POST /api/v1/cases/<path:case_ref>/corrigenda": {"act": "opening", "reason": "matrix",
+                                                      "values": {"impounded_at": "2020-01-01T10:00:00+05:30"}},
 }
 
 
@@ -328,6 +356,8 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "register": lambda w, side: "statement",
     "document_id": lambda w, side: w.documents[side],
     "version": lambda w, side: diagrams.bpmn_js_version(),  # the installed bpmn-js
+    "act_ref": lambda w, side: "opening",  # the opening record (webapp.services.cases.corrigenda)
+    "index": lambda w, side: 1,  # money owed under a corrigendum: the world's cases owe none
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<version>/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

@@ -730,6 +730,19 @@ def correct_the_notice(sessions, officers, virtual_clock) -> int:
     return case_id
 
 
+def amend_the_notice(sessions, officers, virtual_clock) -> int:
+    """Scenario s1 up to the notice, then a corrigendum of the opening record (an animal's
+    description): the notice superseded and reissued, the corrigendum notice issued."""
+    from webapp.services.cases import corrigenda
+    case_id = run_scenario(sessions, officers, virtual_clock, "s1", until_step=1)
+    virtual_clock.set(scenario_file._instant("2026-01-09T12:00:00+05:30", "at"))
+    secretary = officers["secretary"]
+    uow.perform(sessions, "corrigendum", corrigenda.issue, secretary, case_id, "opening",
+                {"animals.1.description": "brown cow, white star on forehead"}, "the description was misread",
+                case_id=case_id, user=secretary)
+    return case_id
+
+
 # case -> the document kinds it issues (KINDS), and whether its first document is then cancelled
 TEXT_LAYER_CASES = {
     "s1": {"notice", "sale_receipt", "stand_order"},
@@ -739,6 +752,7 @@ TEXT_LAYER_CASES = {
     "s5": {"notice", "objection_order", "interim_delivery_order", "delivery_order", "settlement"},
     "s6": {"release_receipt"},
     "cancelled notice": {"notice", "correction_notice"},
+    "amended notice": {"notice", "corrigendum_notice"},
     "p88": {"notice", "sale_receipt", "stand_order"},  # 33 head of cattle: three pages each, the list's header repeated
 }
 
@@ -757,6 +771,8 @@ def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_lan
     tagged, in the document's language, and a reprint gives the same bytes."""
     if name == "cancelled notice":
         case_id = correct_the_notice(sessions, officers, virtual_clock)
+    elif name == "amended notice":
+        case_id = amend_the_notice(sessions, officers, virtual_clock)
     else:
         case_id = run_scenario(sessions, officers, virtual_clock, name)
     found = docs(sessions, case_id)
@@ -776,8 +792,13 @@ def test_the_text_layer_of_every_kind_of_document_is_its_stored_text_in_both_lan
         if row.cancelled_at is not None:
             [cancelled] = page_html.find_class("doc-cancelled")
             banner = cancelled.text_content()
-            assert row.cancel_reason == "full price typed as 1200 for 12000" and row.cancel_reason in banner
-            assert ("CANCELLED" if language == "en" else "निरस्त") in banner
+            if name == "amended notice":  # superseded by the corrigendum, not cancelled by a correction
+                assert row.cancel_reason == (f"superseded by corrigendum {row.number.rsplit('/', 1)[0]}/C1: "
+                                             "the description was misread") and row.cancel_reason in banner
+                assert ("SUPERSEDED" if language == "en" else "अधिक्रमित") in banner
+            else:
+                assert row.cancel_reason == "full price typed as 1200 for 12000" and row.cancel_reason in banner
+                assert ("CANCELLED" if language == "en" else "निरस्त") in banner
         expected = squeezed(banner) + squeezed(text_of(row.html)) + squeezed(verify.text_content())
         headers = [squeezed(head.text_content()) for head in page_html.iter("thead")]
         pages = pdf_pages(response.data)

@@ -175,7 +175,8 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     assert document_ids  # the notices, receipts and orders of the cases above
     return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "document_id": document_ids, "incident_id": incident_ids, "version_id": version_ids,
             "process_id": [repository.PROCESS_ID], "number": [1, 2, 3], "code": ["RMP", "KHR"],
-            "register": list(registers.REGISTERS)}
+            "register": list(registers.REGISTERS),
+            "act_ref": ["opening"]}  # the corrigendum of each case's opening record (webapp.web.pages.corrigenda)
 
 
 SKIPPED = {  # GET rules that answer no HTML page: files, JSON, the metrics text

@@ -99,6 +99,8 @@ def test_scenario_through_the_web_pages(path, app, sessions, officers, virtual_c
         virtual_clock.set(step.at)
         if step.do == "correct":
             response = correct(step, case_id, clients, sessions, recorded, app)
+        elif step.do in ("corrigendum", "settle_owed"):
+            response = corrigendum(step, case_id, clients, recorded)
         else:
             response = act(step, case_id, clients, sessions, receivers, app)
             if response is not None and response.status_code < 400:
@@ -150,6 +152,20 @@ def correct(step, case_id, clients, sessions, recorded, app):
     role = f.get("by") or maker
     client = _receiver_client(app, sessions, case_id) if role == "receiving_officer" else clients[role]
     return client.post(f"/cases/{case_id}/corrections", data={"act": str(act_id), "reason": f["reason"]})
+
+
+def corrigendum(step, case_id, clients, recorded):
+    """The ``corrigendum`` action on its page (the amended facts, recorded at once: no check step), and
+    ``settle_owed`` on the case page's button for the money owed."""
+    f = step.fields
+    client = clients[f.get("by") or "secretary"]
+    if step.do == "settle_owed":
+        return client.post(f"/cases/{case_id}/owed/{f['item']}")
+    if "step" in f and f["step"] not in recorded:
+        return None
+    ref = str(recorded[f["step"]][0]) if "step" in f else "opening"
+    return client.post(f"/cases/{case_id}/corrigenda/{ref}",
+                       data={**{f"new.{k}": v for k, v in f["values"].items()}, "reason": f["reason"]})
 
 
 def act(step, case_id, clients, sessions, receivers, app):

@@ -55,6 +55,8 @@ ACTIONS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required fields,
     "return_by_objector": (set(), set()),
     "pay_feeding_charges": ({"amount"}, set()),
     "correct": ({"step", "reason"}, {"by"}),
+    "corrigendum": ({"values", "reason"}, {"step", "by"}),
+    "settle_owed": ({"item"}, set()),
 }
 # who takes each action (the default corrector of the act a step recorded: the role that made it)
 MAKER = {"release_by_owner": "pound_keeper", "record_death": "pound_keeper", "record_escape": "pound_keeper",
@@ -123,6 +125,26 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping")
     return value
+
+
+def _check_corrigendum(item: dict[str, Any], steps: list[Step], n: int, where: str) -> None:
+    """The fields of a ``corrigendum`` step: step (an earlier act's step; absent: the opening
+    record), values (a mapping of field to text), reason, by (optional)."""
+    if "step" in item:
+        earlier = item["step"]
+        if isinstance(earlier, bool) or not isinstance(earlier, int) or not 1 <= earlier < n:
+            raise ScenarioError(f"{where} (corrigendum): step must be the number of an earlier step (1 to {n - 1}), "
+                                "or left out for the opening record")
+        if steps[earlier - 1].do in ("correct", "corrigendum", "settle_owed"):
+            raise ScenarioError(f"{where} (corrigendum): step {earlier} is not an act with a form; name the step of the act")
+    values = item["values"]
+    if not isinstance(values, dict) or not values or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
+        raise ScenarioError(f"{where}.values: expected a mapping of field to text, e.g. {{amount: \"15500.00\"}}")
+    if not isinstance(item["reason"], str) or not item["reason"].strip():
+        raise ScenarioError(f"{where}.reason: expected text (what was recorded wrongly)")
+    if "by" in item and item["by"] not in CORRECTOR_ROLES:
+        raise ScenarioError(f"{where}.by: expected one of {', '.join(CORRECTOR_ROLES)}")
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -263,6 +285,11 @@ def load_scenario(path: str | Path) -> Scenario:
                 if calf_tag is not None:
                     tags.remove(calf_tag)
                 births -= 1
+        if action == "corrigendum":
+            _check_corrigendum(item, steps, n, where)
+        if action == "settle_owed" and (isinstance(item["item"], bool) or not isinstance(item["item"], int)
+                                        or item["item"] < 1):
+            raise ScenarioError(f"{where}.item: expected the number (from 1) of the money owed")
         if steps and at < steps[-1].at:
             raise ScenarioError(f"{where}: steps must be in time order")
         steps.append(Step(n, at, action, item, expect_error))

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from webapp.errors import Refused, Rule130Error
-from webapp.services.cases import cases, corrections
+from webapp.services.cases import cases, corrections, corrigenda
 from webapp.services.diagrams import repository
 from webapp.services.jobs import reminders, timers
 from webapp.services.running import acts, uow
@@ -141,6 +141,8 @@ def _run(scenario: Scenario, sessions: sessionmaker[Session], code: str, end: da
             try:
                 if step.do == "correct":
                     _correct(sessions, case.id, step, people, recorded)
+                elif step.do in ("corrigendum", "settle_owed"):
+                    _corrigendum(sessions, case.id, step, people, recorded)
                 else:
                     _perform(sessions, case.id, step, people, receivers, code)
                     _note_act(sessions, case.id, step, recorded)
@@ -204,6 +206,25 @@ def _correct(sessions: sessionmaker[Session], case_id: int, step: Step, people: 
         if officer is None:
             raise Refused("the case has no receiving officer to correct the act")
     uow.perform(sessions, "correct_act", corrections.correct, officer, case_id, act_id, f["reason"],
+                case_id=case_id, user=officer)
+
+
+def _corrigendum(sessions: sessionmaker[Session], case_id: int, step: Step, people: dict[str, User],
+                 recorded: dict[int, tuple[int, str]]) -> None:
+    """The ``corrigendum`` action (webapp.services.cases.corrigenda): the facts of the act step
+    ``step`` recorded (the opening record without ``step``) amended by ``values``, by ``by`` or else
+    the secretary; and ``settle_owed``: the secretary records money owed item ``item`` settled."""
+    f = step.fields
+    if step.do == "settle_owed":
+        secretary = people["secretary"]
+        uow.perform(sessions, "settle_owed", corrigenda.settle, secretary, case_id, f["item"], case_id=case_id,
+                    user=secretary)
+        return
+    if "step" in f and f["step"] not in recorded:
+        raise Refused(f"step {f['step']} recorded no act to amend (it was refused)")
+    act_ref: int | str = recorded[f["step"]][0] if "step" in f else corrigenda.OPENING
+    officer = people[f.get("by") or "secretary"]
+    uow.perform(sessions, "corrigendum", corrigenda.issue, officer, case_id, act_ref, dict(f["values"]), f["reason"],
                 case_id=case_id, user=officer)
 
 
@@ -313,7 +334,7 @@ def _result(summary: dict[str, Any]) -> dict[str, Any]:
 def _timeline(session: Session, case: Case, tz: str) -> list[dict[str, Any]]:
     events = session.scalars(select(CaseEvent).where(CaseEvent.case_id == case.id,
                                                      CaseEvent.kind.in_(("task", "timer", "refusal", "notification",
-                                                                         "correction"))))
+                                                                         "correction", "corrigendum"))))
     from zoneinfo import ZoneInfo
     ordered = cases.in_order(events)  # a timer due at a step's instant comes before the step
     timeline = []

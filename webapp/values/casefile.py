@@ -170,6 +170,21 @@ class Release:
 
 
 @dataclass
+class Owed:
+    """Money a corrigendum found owed (webapp.services.cases.corrigenda): ``direction`` ``refund``
+    — the Panchayat's ``account`` owes ``party`` ``amount`` rupees, still held there until paid —
+    or ``collect`` — ``party`` owes that account the amount, not yet received. ``settled_on`` is
+    the local day the secretary recorded the payment or receipt."""
+
+    party: str
+    account: str
+    amount: Decimal
+    direction: str  # refund | collect
+    corrigendum: str  # the corrigendum's number, e.g. RMP/2026/0001/C1
+    settled_on: date | None = None
+
+
+@dataclass
 class CaseFile:
     case_number: str
     timezone: str
@@ -201,6 +216,7 @@ class CaseFile:
     shortfall: Decimal = Decimal("0.00")
     outcome: str = "pending"
     timers: dict[str, str] = field(default_factory=dict)  # timer element id -> due instant (ISO)
+    owed: list[Owed] = field(default_factory=list)  # money found owed by corrigenda, settled or not
 
     # -- derived views -------------------------------------------------------------------
     @property

@@ -18,6 +18,9 @@ def register(app: Flask) -> None:
     from webapp.web.pages import (
         cases as officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
     )
+    from webapp.web.pages import (
+        corrigenda as officer_corrigenda,  # noqa: F401 (adds the corrigendum pages to the officers' blueprint)
+    )
     from webapp.web.pages import diagrams, notify, officer, public
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)  # with the case pages of officer_cases

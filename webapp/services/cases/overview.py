@@ -30,7 +30,7 @@ from webapp.services.cases import cases
 from webapp.services.money import ledger
 from webapp.services.running import acts
 from webapp.services.tasks import form_schema
-from webapp.store.models import Case, LedgerEntry, ProcessVersion, User
+from webapp.store.models import Case, CaseAct, CaseEvent, LedgerEntry, ProcessVersion, User
 from webapp.values.casefile import CaseFile
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
@@ -115,6 +115,7 @@ class AuditRow:
     data: list[tuple[str, str | Decimal]]  # (key, value): a text, or Decimal rupees for an amount
     clause: str | None
     corrected: bool = False  # a row of an act later corrected (webapp.services.cases.corrections)
+    amended: str | None = None  # the corrigenda that amended this act's facts (webapp.services.cases.corrigenda)
 
 
 def diagram_marks(workflow: Any) -> DiagramMarks:
@@ -341,6 +342,7 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
     # the history rows of each corrected act: above its mark, up to its last row (webapp.services.running.acts)
     undone = [(acts.marks(act)["event"], act.last_event_id or 0) for act in acts.of_case(session, case.id)
               if act.corrected_at is not None]
+    amended = _amended_rows(session, case, events)
     for event in events:
         role = (event.actor_role or "").replace(",", ", ") or None
         name = event.name
@@ -352,5 +354,26 @@ def audit_trail(session: Session, case: Case, version: ProcessVersion) -> list[A
                                            choices.get(event.element_id or "", frozenset())),
                              clause=clause_of(version, event.element_id),
                              corrected=event.kind in ("task", "act", "document") and
-                             any(low < event.id <= high for low, high in undone)))
+                             any(low < event.id <= high for low, high in undone),
+                             amended=amended.get(event.id)))
     return rows
+
+
+def _amended_rows(session: Session, case: Case, events: list[CaseEvent]) -> dict[int, str]:
+    """The history rows whose facts corrigenda amended (the task row of the act, or the opening
+    record's row), by id: the corrigenda's numbers."""
+    found: dict[int, list[str]] = {}
+    for event in events:
+        if event.kind != "corrigendum":
+            continue
+        detail = json.loads(event.detail_json or "{}")
+        if detail.get("act") == "opening":
+            target = next((e.id for e in events if e.kind == "start"), None)
+        else:
+            act = session.get(CaseAct, detail.get("act")) if isinstance(detail.get("act"), int) else None
+            target = None if act is None else next(
+                (e.id for e in events if e.kind == "task" and acts.marks(act)["event"] < e.id <= (act.last_event_id or 0)
+                 and e.element_id == act.element_id), None)
+        if target is not None:
+            found.setdefault(target, []).append(str(detail.get("number", "")))
+    return {key: ", ".join(numbers) for key, numbers in found.items()}

@@ -207,6 +207,9 @@ def held_in_suspense(cf: CaseFile) -> Decimal:
         held += cf.dispatch.net
     if cf.interim is not None and not cf.interim.refunded:
         held += cf.interim.security
+    for owed in cf.owed:  # a corrigendum's refund still held, or its collection not yet received
+        if owed.account == "suspense" and owed.settled_on is None:
+            held += owed.amount if owed.direction == "refund" else -owed.amount
     return held
 
 

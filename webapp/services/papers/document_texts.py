@@ -45,10 +45,12 @@ KINDS: dict[str, tuple[str, str, str, str]] = {
     "appeal_decision": (N_("Decision on an appeal"), N_("Rule 130(e) proviso"), "P", "appellate_authority"),
     "settlement": (N_("Final settlement with the owner"), N_("Rule 130(d)"), "S", "secretary"),
     "correction_notice": (N_("Notice of correction"), N_("reading: correcting a clerical mistake"), "C", "secretary"),
+    "corrigendum_notice": (N_("Corrigendum"), N_("reading: amending a clerical mistake"), "C", "secretary"),
 }
 # one number series for the documents of one kind of paper: delivery orders (interim and final),
 # orders of the Panchayat (on an objection, that the auction stand), receipts (sale and release)
-SERIES = {"interim_delivery_order": "delivery_order", "stand_order": "objection_order"}
+SERIES = {"interim_delivery_order": "delivery_order", "stand_order": "objection_order",
+          "corrigendum_notice": "correction_notice"}
 
 
 # -- which documents the case file calls for ---------------------------------------------------
@@ -302,7 +304,7 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                     buyer_repaid=ledger.total_to(rows, "buyer"),
                     feeding_charges=cf.feeding_charges or Decimal("0.00"),
                     to_fund=ledger.total_to(rows, "panchayat_fund", ("feeding_balance",)))
-    elif item.kind == "correction_notice":
+    elif item.kind in ("correction_notice", "corrigendum_notice"):
         pass  # its facts come from the correction (issue_correction_notice)
     elif item.kind == "release_receipt":
         release = present(cf.release, "release to the owner")

@@ -139,6 +139,60 @@ def issue_correction_notice(session: Session, case: Case, cf: CaseFile, user: Us
     return issued[0] if issued else []
 
 
+def rendered_now(session: Session, case: Case, cf: CaseFile, row: CaseDocument) -> str | None:
+    """The text the in-force document ``row`` would have if rendered from ``cf`` with its own
+    number and instant (None when ``cf`` no longer calls for it): compared before and after a
+    corrigendum (webapp.services.cases.corrigenda), a difference means the document is affected."""
+    item = next((d for d in due(cf) if d.key == _act_key(row.key)), None)
+    if item is None:
+        return None
+    panchayat = get_row(session, Panchayat, case.panchayat_id)
+    issued_by = session.get(User, row.issued_by) if row.issued_by is not None else None
+    issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
+                    appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
+                    officer=issued_by.display_name if issued_by is not None else None)
+    with session.no_autoflush:
+        facts = context(session, case, cf, item, issuer, row.issued_at, row.number)
+    return render(row.language, item.kind, facts)
+
+
+def reissue(session: Session, case: Case, cf: CaseFile, rows: list[CaseDocument], user: User, issued_at: datetime,
+            corrigendum: str, reason: str) -> list[CaseDocument]:
+    """Supersede the document ``rows`` (its language versions) by corrigendum ``corrigendum`` and
+    issue it again from ``cf`` with the next number of its series, saying "in place of" the old
+    number (webapp.services.cases.corrigenda). The old rows keep their text and hash and are
+    marked cancelled with the reason "superseded by corrigendum …". Returns the new rows, English
+    first ([] when ``cf`` no longer calls for the document)."""
+    item = next((d for d in due(cf) if d.key == _act_key(rows[0].key)), None)
+    if item is None:
+        return []
+    for row in rows:
+        row.cancelled_at, row.cancelled_by = issued_at, user.id
+        row.cancel_reason = f"superseded by corrigendum {corrigendum}: {reason}"
+    session.flush()
+    with session.no_autoflush:
+        issued = _issue(session, case, cf, [item], user, issued_at,
+                        extra={"in_place_of": rows[0].number, "by_corrigendum": corrigendum})
+    return issued[0] if issued else []
+
+
+def next_number(session: Session, case: Case, kind: str) -> str:
+    """The number the next document of ``kind`` of ``case`` will get (e.g. ``…/C2``)."""
+    _keys, counts, _issues = _stored(session, case)
+    series = SERIES.get(kind, kind)
+    return f"{case.case_number}/{KINDS[kind][2]}{counts.get(series, 0) + 1}"
+
+
+def issue_corrigendum_notice(session: Session, case: Case, cf: CaseFile, user: User, issued_at: datetime,
+                             corrigendum: dict[str, Any]) -> list[CaseDocument]:
+    """Issue the corrigendum notice (English and Hindi) inside the caller's transaction, key
+    ``corrigendum:<n>``: ``corrigendum`` holds its facts (webapp.services.cases.corrigenda.issue)."""
+    item = Due(f"corrigendum:{corrigendum['serial']}", "corrigendum_notice")
+    with session.no_autoflush:
+        issued = _issue(session, case, cf, [item], user, issued_at, extra={"corrigendum": corrigendum})
+    return issued[0] if issued else []
+
+
 def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: User | None,
            issued_at: datetime, extra: dict[str, Any] | None = None) -> list[list[CaseDocument]]:
     stored, counts, issues = _stored(session, case)  # read once, before this act's rows are added

@@ -32,6 +32,7 @@ from webapp.services.running import acts, uow
 from webapp.services.tasks import tasklist, tasks
 from webapp.store.models import Case, Panchayat, User, get_row
 from webapp.values import casefile
+from webapp.web.api import corrigenda
 from webapp.web.api.calls import (
     API_ROOT,
     BadBody,
@@ -374,3 +375,7 @@ def reverse_entry(case_ref: str) -> Response:
 
     case_id = perform("reverse_entry", case.id, reverse, api_user(), case.id, entry_id, reason or "")
     return render_case(case_id, 201)
+
+
+for _rule, _view, _methods in corrigenda.ROUTES:  # the corrigendum (webapp.web.api.corrigenda)
+    bp.add_url_rule(_rule, view_func=_view, methods=list(_methods))
