@@ -114,3 +114,30 @@ def test_new_rows_are_still_added(published):
     with sessions() as session:
         assert session.scalar(select(CaseEvent.id).order_by(CaseEvent.id.desc()).limit(1)) > events
         assert session.scalar(select(AuditEntry.id).order_by(AuditEntry.id.desc()).limit(1)) > entries
+
+
+def test_a_replay_deletes_only_inside_its_savepoint_and_is_never_committed(published):
+    """The corrigendum's replay (webapp.services.cases.corrigenda) takes later rows out of the way in a
+    savepoint it rolls back; outside one, or committed, it is refused."""
+    from webapp.store import append_only
+
+    sessions, case_id = published.sessions, published.case_id
+    with sessions() as session:
+        with pytest.raises(RuntimeError, match="only inside a savepoint"), append_only.replaying(session, case_id):
+            pass
+        savepoint = session.begin_nested()
+        with append_only.replaying(session, case_id):
+            gone = session.execute(text("DELETE FROM case_event WHERE case_id = :c"), {"c": case_id}).rowcount
+        assert gone > 0
+        savepoint.rollback()
+        assert session.scalar(text("SELECT count(*) FROM case_event WHERE case_id = :c"), {"c": case_id}) == gone
+        session.commit()
+    with sessions() as session:
+        session.begin_nested()
+        with append_only.replaying(session, case_id):
+            pass
+        with pytest.raises(RuntimeError, match="may never be committed"):
+            session.commit()
+    with sessions() as session:
+        assert session.scalar(text("SELECT count(*) FROM replay_scope")) == 0
+    refused(sessions, "DELETE FROM case_event WHERE case_id = :c", "case history rows are never", c=case_id)

@@ -10,8 +10,14 @@ SQLite. Each guarded table is described by a :class:`Guard`:
 - every other column may change (an act's engine snapshot, ``case_act.before``, which is let go
   once the act can no longer be corrected).
 
-A DELETE is always refused. A table with no ``once`` groups and no free columns refuses every
-UPDATE. The ledger's own trigger (migration 0011_ledger) predates this module and is kept.
+A DELETE is refused, but for one case: a **replay**. The corrigendum replays an act on the case as
+the act found it (webapp.services.cases.corrigenda), which takes the rows the act and later steps
+wrote out of the way inside a savepoint that is always rolled back. Such a savepoint first adds a
+row for its case to ``replay_scope`` (:func:`replaying`); a guard with ``replayable`` lets a DELETE
+of that case's rows through while the row is there, and the rollback takes the row and the deletes
+away together. Nothing is ever committed so: :func:`replaying` refuses to be used outside a
+savepoint, and ``before_commit`` refuses a commit while ``replay_scope`` holds a row. A table with no
+``once`` groups and no free columns refuses every UPDATE. The ledger's own trigger (migration 0011_ledger) predates this module and is kept.
 
 A migration passes the list of its own revision to :func:`create` (``AT_0022`` for
 0022_append_only), never :data:`GUARDS`: a later change is a new list under the new revision's
@@ -20,10 +26,15 @@ name, so an old migration always does what it did.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.orm import Session
+
+_REPLAYED = "rule130.replayed"
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class Guard:
     once: tuple[tuple[str, ...], ...] = ()
     free: tuple[str, ...] = ()
     message: str = ""
+    replayable: bool = False
 
     @property
     def refuses_every_update(self) -> bool:
@@ -58,6 +70,13 @@ def _update_refused(guard: Guard, dialect: str) -> str:
     return " OR ".join(f"({part})" for part in parts)
 
 
+def _delete_refused(guard: Guard, dialect: str) -> str:
+    """The SQL condition under which a DELETE of ``guard.table`` is refused."""
+    if not guard.replayable:
+        return "TRUE" if dialect == "postgresql" else "1"
+    return f"NOT EXISTS (SELECT 1 FROM {REPLAY_SCOPE} WHERE case_id = OLD.case_id)"
+
+
 def trigger_names(guard: Guard, dialect: str) -> tuple[str, ...]:
     """The names of the triggers :func:`create` makes for ``guard`` on ``dialect``."""
     if dialect == "postgresql":
@@ -75,7 +94,13 @@ def create(bind: Any, guards: tuple[Guard, ...]) -> None:
             bind.execute(text(f"""
                 CREATE FUNCTION {guard.table}_append_only() RETURNS trigger AS $$
                 BEGIN
-                    IF TG_OP = 'DELETE' OR ({_update_refused(guard, dialect)}) THEN
+                    IF TG_OP = 'DELETE' THEN
+                        IF {_delete_refused(guard, dialect)} THEN
+                            RAISE EXCEPTION '{message}';
+                        END IF;
+                        RETURN OLD;
+                    END IF;
+                    IF {_update_refused(guard, dialect)} THEN
                         RAISE EXCEPTION '{message}';
                     END IF;
                     RETURN NEW;
@@ -87,7 +112,7 @@ def create(bind: Any, guards: tuple[Guard, ...]) -> None:
             bind.execute(text(f"CREATE TRIGGER {guard.table}_no_update BEFORE UPDATE ON {guard.table} "
                               f"WHEN {_update_refused(guard, dialect)} BEGIN SELECT RAISE(ABORT, '{message}'); END"))
             bind.execute(text(f"CREATE TRIGGER {guard.table}_no_delete BEFORE DELETE ON {guard.table} "
-                              f"BEGIN SELECT RAISE(ABORT, '{message}'); END"))
+                              f"WHEN {_delete_refused(guard, dialect)} BEGIN SELECT RAISE(ABORT, '{message}'); END"))
 
 
 def drop(bind: Any, guards: tuple[Guard, ...]) -> None:
@@ -103,7 +128,10 @@ def drop(bind: Any, guards: tuple[Guard, ...]) -> None:
                 bind.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
-HISTORY = Guard("case_event", fixed=(), message="case history rows are never edited or deleted")
+REPLAY_SCOPE = "replay_scope"
+"""The table of the cases being replayed in an open savepoint (one ``case_id`` column, its key)."""
+
+HISTORY = Guard("case_event", fixed=(), message="case history rows are never edited or deleted", replayable=True)
 AUDIT = Guard("audit_entry", fixed=(), message="audit trail entries are never edited or deleted")
 PROCESS_AUDIT = Guard("process_audit", fixed=(), message="process audit rows are never edited or deleted")
 DOCUMENTS = Guard(
@@ -111,7 +139,7 @@ DOCUMENTS = Guard(
     fixed=("id", "case_id", "key", "kind", "number", "language", "title", "clause", "issued_at", "issued_by",
            "html", "sha256"),
     once=(("cancelled_at", "cancelled_by", "cancel_reason"),),
-    message="a document is kept as issued; a correction cancels it, a corrigendum supersedes it")
+    message="a document is kept as issued; a correction cancels it, a corrigendum supersedes it", replayable=True)
 ACTS = Guard(
     "case_act",
     fixed=("id", "case_id", "at", "name", "element_id", "actor_user_id", "actor_role", "process_version_id",
@@ -125,3 +153,26 @@ AT_0022: tuple[Guard, ...] = (HISTORY, AUDIT, PROCESS_AUDIT, DOCUMENTS, ACTS)
 
 GUARDS = AT_0022
 """The guards in force at the head revision (the tests' intruder drops these)."""
+
+
+@contextmanager
+def replaying(session: Session, case_id: int) -> Iterator[None]:
+    """Let the history rows and documents of case ``case_id`` be deleted inside the caller's open
+    savepoint (``session.begin_nested()``), which the caller then rolls back. Raises RuntimeError
+    outside a savepoint: a replay never commits."""
+    if not session.in_nested_transaction():
+        raise RuntimeError("a replay runs only inside a savepoint that is rolled back")
+    session.info[_REPLAYED] = True
+    session.execute(text(f"INSERT INTO {REPLAY_SCOPE} (case_id) VALUES (:case_id)"), {"case_id": case_id})
+    yield
+
+
+@event.listens_for(Session, "before_commit")
+def _no_replay_committed(session: Session) -> None:
+    """Refuse a commit while a replay's row is still in ``replay_scope`` (a defect: its savepoint
+    was not rolled back). Only a session that began a replay pays for the check."""
+    if not session.info.get(_REPLAYED):
+        return
+    session.info.pop(_REPLAYED, None)
+    if session.execute(text(f"SELECT count(*) FROM {REPLAY_SCOPE}")).scalar():
+        raise RuntimeError("a replay's deletions may never be committed: roll its savepoint back")

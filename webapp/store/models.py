@@ -506,6 +506,14 @@ class CaseAct(Base):
     correction_event_id: Mapped[int | None] = mapped_column(Integer)
 
 
+
+class ReplayScope(Base):
+    """A case whose history rows and documents a corrigendum's replay may delete, inside a savepoint
+    that is always rolled back (webapp.store.append_only.replaying): never a committed row."""
+
+    __tablename__ = "replay_scope"
+    case_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+
 Row = TypeVar("Row", bound=Base)
 
 

@@ -57,6 +57,7 @@ from webapp.services.money import ledger, tariffs
 from webapp.services.papers import documents
 from webapp.services.running import acts, live
 from webapp.services.tasks import tasklist, tasks
+from webapp.store import append_only
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Panchayat, User, get_row
 from webapp.values import casefile, clock, deadlines, fees, legal_time, textguard
 from webapp.values.casefile import CaseFile, Owed
@@ -315,7 +316,7 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
     session.flush()
     savepoint = session.begin_nested()
     try:
-        with clock.installed(clock.FixedClock(act.at)):
+        with clock.installed(clock.FixedClock(act.at)), append_only.replaying(session, case.id):
             # the rows the act and every later step wrote go (rolled back with the savepoint)
             session.execute(delete(CaseTask).where(CaseTask.case_id == case.id, CaseTask.id > marks["task"]))
             # ledger entries are never deleted: the act's and later ones are netted out by opposite entries
