@@ -141,6 +141,10 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /cases/<int:case_id>/ledger/reversals": every(302, pound_keeper=(403, 404), secretary=(422, 404),
                                                         sarpanch=(403, 404), appellate_authority=(403, 404),
                                                         receiving_officer=(403, 404), administrator=(403, 404)),
+    # naming another receiving officer: the secretary only (an empty form: "give the reason", 422)
+    "POST /cases/<int:case_id>/receiving-officer": every(302, pound_keeper=(403, 404), secretary=(422, 404),
+                                                         sarpanch=(403, 404), appellate_authority=(403, 404),
+                                                         receiving_officer=(403, 404), administrator=(403, 404)),
     # a correction names its act: with none named, every officer who sees the case is told to choose
     # one (422); who may correct which act is decided by the act (tests/test_corrections.py)
     "POST /cases/<int:case_id>/corrections": every(302, pound_keeper=API_REFUSED, secretary=API_REFUSED,
@@ -270,6 +274,11 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
                                                                         appellate_authority=(403, 404),
                                                                         receiving_officer=(403, 404),
                                                                         administrator=(403, 404)),
+    "POST /api/v1/cases/<path:case_ref>/receiving-officer": every(401, pound_keeper=(403, 404),
+                                                                  secretary=API_REFUSED, sarpanch=(403, 404),
+                                                                  appellate_authority=(403, 404),
+                                                                  receiving_officer=(403, 404),
+                                                                  administrator=(403, 404)),
     "POST /api/v1/cases/<path:case_ref>/ledger/reversals": every(401, pound_keeper=(403, 404),
                                                                  secretary=API_REFUSED, sarpanch=(403, 404),
                                                                  appellate_authority=(403, 404),
