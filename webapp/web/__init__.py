@@ -14,6 +14,7 @@ def register(app: Flask) -> None:
         modeler,  # adds POST /api/v1/process-versions to the API blueprint before it is registered
     )
     from webapp.web.admin import versions as admin_versions
+    from webapp.web.api import paper_cases as api_paper_cases  # noqa: F401 (adds POST /api/v1/paper-cases)
     from webapp.web.api import routes as api
     from webapp.web.pages import (
         cases as officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
