@@ -19,7 +19,13 @@ def register(app: Flask) -> None:
     from webapp.web.pages import (
         cases as officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
     )
-    from webapp.web.pages import diagrams, notify, officer, public
+    from webapp.web.pages import (
+        diagrams,
+        notify,
+        officer,
+        paper_cases,  # noqa: F401 (adds the paper-case pages to the officers' blueprint before it is registered)
+        public,
+    )
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)  # with the case pages of officer_cases
     app.register_blueprint(public.bp)

@@ -33,10 +33,12 @@ by the product, taken by another paper receipt of the Panchayat, or given twice.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -48,7 +50,8 @@ from webapp.services.papers import documents
 from webapp.services.running.case_run import CaseRun
 from webapp.services.tasks import tasks
 from webapp.store.models import Case, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Panchayat, PaperReceipt, User
-from webapp.values import clock, legal_time, textguard
+from webapp.values import casefile, clock, legal_time, textguard
+from webapp.values.digits import ascii_digits
 
 BRINGERS = ("secretary", "sarpanch")  # who may bring a paper case in (of their own Panchayat)
 RECEIVED_FROM = ("owner", "buyer", "objector", "receiving_officer")  # money from outside the Panchayat
@@ -260,7 +263,7 @@ def fact(raw: dict[str, Any], where: Any, tz: str, names: dict[str, str]) -> Fac
 
 def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: Any, place_impounded: Any,
              nearest_village: Any, animals: Any, facts: list[Fact], where: Any = None,
-             taken: set[str] | None = None) -> Brought:
+             taken: set[str] | None = None, impounded_field: str = "impounded_at") -> Brought:
     """Bring a running paper case in at its stage, inside the caller's transaction.
 
     Args:
@@ -268,7 +271,8 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
         impounded_at: the impoundment's instant (aware datetime, or ISO 8601 text with its offset).
         animals: ``[{"species", "description", "tag"}]`` as for a new case.
         facts: the past facts in the order they happened (:func:`read_facts`, :mod:`.paper_csv`).
-        where: how the impoundment is named in a refusal (``row 2`` of a CSV file; None: the field).
+        where: how the impoundment is named in a refusal (``row 2`` of a CSV file; None: the field);
+            ``impounded_field`` names its instant (``at`` in a CSV file).
         taken: the paper numbers (:func:`number_key`) already used by the other cases of the same
             import; this case's are added.
     Returns:
@@ -286,8 +290,8 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
     now = clock.now()
     tz = panchayat.timezone
     start_where = where if where is not None else M_("the impoundment")
-    start_at = _instant(impounded_at, start_where, "impounded_at", tz)
-    _check_dates(start_at, facts, now, panchayat, start_where)
+    start_at = _instant(impounded_at, start_where, impounded_field, tz)
+    _check_dates(start_at, facts, now, panchayat, start_where, impounded_field)
     taken = taken if taken is not None else set()
     _check_numbers(session, panchayat, facts, taken)
     paper = documents.PaperFile(entered_by=user.display_name, entered_at=now)
@@ -313,12 +317,13 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
     return _brought(session, case, len(facts), ran_out, panchayat, now)
 
 
-def _check_dates(start_at: datetime, facts: list[Fact], now: datetime, panchayat: Panchayat, start_where: Any) -> None:
+def _check_dates(start_at: datetime, facts: list[Fact], now: datetime, panchayat: Panchayat, start_where: Any,
+                 start_field: str) -> None:
     """Refuse an instant in the future, before the previous one, or before the Panchayat existed."""
     tz = panchayat.timezone
     founded = panchayat.established_on
     previous, previous_where = start_at, start_where
-    for where, name, at in [(start_where, "impounded_at", start_at)] + [(f.where, f.name("at"), f.at) for f in facts]:
+    for where, name, at in [(start_where, start_field, start_at)] + [(f.where, f.name("at"), f.at) for f in facts]:
         if at > now:
             raise _refuse(where, name, M_("%(when)s is in the future; a paper case records what has happened",
                                           when=at))
@@ -404,6 +409,9 @@ def _replay(session: Session, user: User, panchayat: Panchayat, virtual: clock.V
 def _act(session: Session, officer: User, case: Case, f: Fact) -> None:
     """Apply one past fact through the service of the live act (as the simulator's steps do)."""
     v = f.values
+    if "objector" in v and f.do != "file_objection" and casefile.load(case.file_json).objection_of(v["objector"]) is None:
+        raise Refused(M_("no objection of %(name)s was filed in the case before this fact", name=v["objector"]),
+                      {"objector": M_("no such objection")})
 
     def task(element: str, data: dict[str, Any], **match: Any) -> None:
         tasks.act(session, officer, case.id, element, data, **match)
@@ -536,3 +544,66 @@ def day_text(value: date | None) -> str:
     """A day as ``YYYY-MM-DD`` (the API's form), empty for None."""
     return value.isoformat() if value is not None else ""
 
+
+
+# -- a fact as one row of columns (the page's form and the CSV file) ------------------------------
+
+ROW_COLUMNS = ("do", "at", "name", "amount", "days", "decision", "animal", "reason", "paper_number",
+               "receipt_number", "amount_received")
+"""The columns of a fact written as one row: ``name`` is the bidder, objector or appellant; ``amount``
+the full price of a notice, a bid or a security; ``days`` a notice's objection period; ``animal`` the
+animal's number in the case or its tag."""
+
+_NAME_OF = {"bidder": "name", "objector": "name", "appellant": "name", "full_price": "amount", "amount": "amount",
+            "security": "amount", "objection_period_days": "days", "animal": "animal", "tag": "animal"}
+
+
+def local_instant(text: str, tz: str) -> datetime | str:
+    """``YYYY-MM-DD HH:MM`` (or ``T`` between) in the Panchayat's zone ``tz``, or ISO 8601 with its
+    offset, as an aware instant; the text as it is when it is neither (refused where it is read)."""
+    cleaned = " ".join(str(text or "").split())
+    try:
+        instant = legal_time.parse_instant(cleaned)
+    except (ValueError, TypeError):
+        try:
+            naive = datetime.fromisoformat(ascii_digits(cleaned))
+        except (ValueError, TypeError):
+            return cleaned
+        if naive.tzinfo is not None:
+            return cleaned
+        return naive.replace(tzinfo=ZoneInfo(tz))
+    return instant
+
+
+def fact_from_row(row: dict[str, str], where: Any, tz: str, label: Callable[[str], str] | None = None) -> Fact:
+    """One past fact from a row of :data:`ROW_COLUMNS` (texts; blank cells are empty), its instant in
+    the Panchayat's zone ``tz`` unless it has an offset; ``label`` names a column as the source shows it.
+
+    Raises:
+        Refused: as :func:`fact`, naming ``where`` and the column.
+    """
+    label = label or (lambda column: column)
+    do = (row.get("do") or "").strip()
+    kind = FACTS.get(do)
+    raw: dict[str, Any] = {"do": do, "at": local_instant(row.get("at") or "", tz)}
+    names: dict[str, str] = {"do": label("do"), "at": label("at")}
+    if kind is not None:
+        fields = kind.required + kind.optional
+        used: set[str] = set()
+        for key in fields:
+            column = _NAME_OF.get(key, key)
+            if column == "animal":
+                text = (row.get("animal") or "").strip()
+                if (key == "animal" and text.isdigit()) or (key == "tag" and text and not text.isdigit()):
+                    raw[key] = text
+                    used.add(column)
+                names[key] = label(column)
+                continue
+            if column in row:
+                raw[key] = row[column]
+                used.add(column)
+            names[key] = label(column)
+        for column in ROW_COLUMNS[2:]:
+            if column not in used and (row.get(column) or "").strip():
+                raise _refuse(where, label(column), M_("not a field of %(fact)s", fact=kind.label))
+    return fact(raw, where, tz, names)
