@@ -150,3 +150,49 @@ def test_the_upload_page_names_the_refused_row_in_hindi(client, sessions, office
                            content_type="multipart/form-data", headers={"Accept-Language": "hi"})
     assert response.status_code == 422
     assert cases_count(sessions) == 0
+
+
+def form_data(**facts):
+    data = {"impounded_at": "2026-02-01T10:00", "place_seized": "Bhimpura", "place_impounded": "Kanji House",
+            "nearest_village": "Bhimpura", "species-1": "cow", "description-1": "brown cow", "tag-1": "RJ-1",
+            "animal_rows": "3", "fact_rows": "8"}
+    data.update(facts)
+    return data
+
+
+NOTICE_ROW = {"do-1": "publish_notice", "at-1": "2026-02-05T11:00", "amount-1": "5000.00", "days-1": "30",
+              "paper_number-1": "N-17"}
+
+
+def test_the_paper_case_form_checks_then_records_the_case_on_confirm(client, sessions, officers, now):
+    login(client, "sec")
+    assert client.get("/paper-cases/new").status_code == 200
+    bid = {"do-2": "bid", "at-2": "2026-02-06T12:00", "name-2": "Mohan", "amount-2": "5200.00",
+           "receipt_number-2": "R-4512", "amount_received-2": "5200.00"}
+    checked = client.post("/paper-cases/new", data=form_data(step="check", **NOTICE_ROW, **bid))
+    assert checked.status_code == 200, text_of(checked)[:600]
+    text = text_of(checked)
+    assert "The legal period has already run out: Objection period ends" in text
+    assert "Paper receipt R-4512" in text and "N-17" in text
+    assert cases_count(sessions) == 0
+    done = client.post("/paper-cases/new", data=form_data(step="confirm", **NOTICE_ROW, **bid))
+    assert done.status_code == 302 and cases_count(sessions) == 1
+    page = client.get(done.headers["Location"])
+    assert "brought in from the paper file" in text_of(page)
+
+
+def test_the_paper_case_form_puts_a_refusal_beside_its_fact_and_field(client, sessions, officers, now):
+    login(client, "sar")
+    late = {"do-2": "file_objection", "at-2": "2026-03-08T00:00", "name-2": "Ramesh"}
+    response = client.post("/paper-cases/new", data=form_data(step="check", **NOTICE_ROW, **late))
+    assert response.status_code == 422
+    html = response.get_data(as_text=True)
+    assert 'id="at-2" name="at-2"' in html and 'aria-describedby="at-2-error"' in html
+    assert "fact 2" in text_of(response) and "2026" in text_of(response)
+    assert cases_count(sessions) == 0
+
+
+def test_the_paper_case_pages_are_the_secretarys_and_sarpanchs(client, sessions, officers, now):
+    login(client, "pk")
+    assert client.get("/paper-cases/new").status_code == 403
+    assert client.get("/paper-cases/upload").status_code == 403

@@ -44,7 +44,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from webapp.errors import NotPermitted, Refused, Rule130Error
-from webapp.i18n import M_, message_list
+from webapp.i18n import M_, N_, Message, message_list
 from webapp.services.cases import cases
 from webapp.services.papers import documents
 from webapp.services.running.case_run import CaseRun
@@ -59,6 +59,7 @@ CASE_FIELDS = ("impounded_at", "place_seized", "place_impounded", "nearest_villa
 MAX_FACTS = 500
 NUMBER_LENGTH = 60
 US = timedelta(microseconds=1)
+INTAKE_EVENT = N_("Brought in from the paper file")  # the history row of the bring-in (translated where shown)
 SERVICE_LEVEL_TIMERS = ("bt_overdue_", "bt_escalate_")  # officers' service levels (README), not legal periods
 MONEY = ("receipt_number", "amount_received")
 
@@ -283,7 +284,7 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
     """
     if user.role not in BRINGERS or user.panchayat_id is None:
         raise NotPermitted(M_("only the secretary or the sarpanch of a Panchayat brings in a paper case; you "
-                              "are signed in as %(role)s", role=M_(user.role.replace("_", " "))))
+                              "are signed in as %(role)s", role=Message(user.role.replace("_", " "))))
     panchayat = session.get(Panchayat, user.panchayat_id)
     if panchayat is None:
         raise NotPermitted(M_("your account has no Panchayat"))
@@ -306,7 +307,7 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
             paper.strict = False
             ran_out = _fire_until(session, case, virtual, now)
             virtual.set(max(virtual.now(), now))
-            session.add(CaseEvent(case_id=case.id, at=now, kind="intake", name="Brought in from the paper file",
+            session.add(CaseEvent(case_id=case.id, at=now, kind="intake", name=INTAKE_EVENT,
                                   element_id=None, actor_role=user.role, actor_user_id=user.id,
                                   detail_json=json.dumps({"facts": len(facts), "by": user.username,
                                                           "last_fact_at": last.isoformat(),
@@ -398,7 +399,7 @@ def _replay(session: Session, user: User, panchayat: Panchayat, virtual: clock.V
             key = "receipt_number" if paper.missing[0] in documents.RECEIPT_KINDS else "paper_number"
             raise _refuse(f.where, f.name(key), M_("%(fact)s issued %(document)s; give the number on the paper",
                                                    fact=FACTS[f.do].label,
-                                                   document=M_(paper.missing[0].replace("_", " "))))
+                                                   document=Message(paper.missing[0].replace("_", " "))))
         if paper.paper_number is not None:
             raise _refuse(f.where, f.name("paper_number"), M_("%(fact)s issues no document to number",
                                                               fact=FACTS[f.do].label))
@@ -474,7 +475,7 @@ def _receipt(session: Session, user: User, case: Case, f: Fact, mark: int, enter
         raise _refuse(f.where, f.name("receipt_number"),
                       M_("%(fact)s received %(amount)s (%(kinds)s); give the paper receipt's number and amount",
                          fact=FACTS[f.do].label, amount=ledger_amount(total),
-                         kinds=message_list([M_(e.kind.replace("_", " ")) for e in received])))
+                         kinds=message_list([Message(e.kind.replace("_", " ")) for e in received])))
     if amount != total:
         raise _refuse(f.where, f.name("amount_received"),
                       M_("the paper receipt says %(paper)s, but %(fact)s received %(amount)s; the money does not "

@@ -70,22 +70,22 @@ def brought_follows(brought: paper_cases.Brought, tz: str) -> list[Follow]:
                       "dates", number=brought.case_number, num=brought.facts))]
     for run_out in brought.ran_out:
         said.append(Follow(M_("The legal period has already run out: %(name)s on %(when)s; it falls due at once",
-                              name=M_(run_out["name"]), when=run_out["due"])))
+                              name=Message(run_out["name"]), when=run_out["due"])))
     for task in brought.open_tasks:
         if task["overdue"]:
-            said.append(Follow(M_("Overdue: %(task)s (the %(lane)s), to be done by %(day)s", task=M_(task["title"]),
-                                  lane=M_(task["lane"].replace("_", " ")), day=task["act_by"])))
+            said.append(Follow(M_("Overdue: %(task)s (the %(lane)s), to be done by %(day)s", task=Message(task["title"]),
+                                  lane=Message(task["lane"].replace("_", " ")), day=task["act_by"])))
         else:
-            said.append(Follow(M_("Open: %(task)s (the %(lane)s)", task=M_(task["title"]),
-                                  lane=M_(task["lane"].replace("_", " ")))))
+            said.append(Follow(M_("Open: %(task)s (the %(lane)s)", task=Message(task["title"]),
+                                  lane=Message(task["lane"].replace("_", " ")))))
     for doc in brought.documents:
-        said.append(Follow(M_("%(title)s, No. %(number)s, entered from the paper file", title=M_(doc["title"]),
+        said.append(Follow(M_("%(title)s, No. %(number)s, entered from the paper file", title=Message(doc["title"]),
                               number=doc["number"])))
     for receipt in brought.receipts:
         said.append(Follow(M_("Paper receipt %(number)s: %(amount)s (%(kind)s) in the ledger", number=receipt["number"],
-                              amount=format_rupees(receipt["amount"]), kind=M_(receipt["kind"].replace("_", " ")))))
+                              amount=format_rupees(receipt["amount"]), kind=Message(receipt["kind"].replace("_", " ")))))
     if brought.status != "running":
-        said.append(Follow(M_("The case closes: %(outcome)s", outcome=M_(brought.outcome.replace("_", " ")))))
+        said.append(Follow(M_("The case closes: %(outcome)s", outcome=Message(brought.outcome.replace("_", " ")))))
     return said
 
 
