@@ -227,3 +227,17 @@ def test_an_unknown_fact_or_field_is_refused_naming_it(sessions, officers, now):
     with pytest.raises(Refused) as caught:
         paper_cases.read_facts([{**NOTICE, "full_price": "=1+2"}], "Asia/Kolkata")
     assert list(caught.value.field_errors) == ["facts[0].full_price"]
+
+
+def test_a_receipt_number_taken_at_the_same_moment_is_refused_by_the_database_not_a_server_error(
+        sessions, officers, now, monkeypatch):
+    full = {"do": "bid", "at": "2026-02-06T12:00:00+05:30", "bidder": "Mohan", "amount": "5200.00",
+            "receipt_number": "R-77", "amount_received": "5200.00"}
+    bring(sessions, officers["secretary"], [NOTICE, full])
+    # the other import read before the first committed: the number looked free (the check is skipped)
+    monkeypatch.setattr(paper_cases, "_check_numbers", lambda *args: None)
+    with pytest.raises(Refused) as caught:
+        bring(sessions, officers["sarpanch"], [{**NOTICE, "paper_number": "N-99"}, full])
+    assert "at the same moment" in caught.value.message
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Case)) == 1

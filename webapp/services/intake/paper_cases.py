@@ -32,8 +32,9 @@ by the product, taken by another paper receipt of the Panchayat, or given twice.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -41,6 +42,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from webapp.errors import NotPermitted, Refused, Rule130Error
@@ -299,7 +301,7 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
     virtual = clock.VirtualClock(start_at)
     session.info[documents.PAPER_FILE] = paper
     try:
-        with clock.installed(virtual):
+        with clock.installed(virtual), _numbers_unique():
             case = _replay(session, user, panchayat, virtual, paper, facts, start_where,
                            dict(impounded_at=start_at, place_seized=place_seized, place_impounded=place_impounded,
                                 nearest_village=nearest_village, animals=animals))
@@ -316,6 +318,20 @@ def bring_in(session: Session, user: User, *, impounded_at: Any, place_seized: A
     finally:
         session.info.pop(documents.PAPER_FILE, None)
     return _brought(session, case, len(facts), ran_out, panchayat, now)
+
+
+@contextlib.contextmanager
+def _numbers_unique() -> Iterator[None]:
+    """A paper receipt number taken by another import committed at the same moment (the unique
+    index of ``paper_receipt``) is a refusal, not a server error; the caller's unit of work rolls back."""
+    try:
+        yield
+    except IntegrityError as error:
+        if "paper_receipt" not in str(error.orig) and "number_key" not in str(error.orig):
+            raise
+        raise Refused(M_("a receipt number of this case was recorded by another officer at the same moment; "
+                         "nothing was recorded. Check the paper and try again"),
+                      {"receipt_number": M_("already used")}) from None
 
 
 def _check_dates(start_at: datetime, facts: list[Fact], now: datetime, panchayat: Panchayat, start_where: Any,
