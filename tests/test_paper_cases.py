@@ -241,3 +241,32 @@ def test_a_receipt_number_taken_at_the_same_moment_is_refused_by_the_database_no
     assert "at the same moment" in caught.value.message
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(Case)) == 1
+
+
+def test_a_case_with_a_death_a_claim_decided_and_an_appeal_decided_on_paper_stands_where_they_leave_it(
+        sessions, officers, now):
+    two = COW + [{"species": "goat", "description": "black goat", "tag": "RJ-2"}]
+    brought = bring(sessions, officers["secretary"], [
+        NOTICE,
+        {"do": "death", "at": "2026-02-06T08:00:00+05:30", "animal": 2},
+        {"do": "bid", "at": "2026-02-06T12:00:00+05:30", "bidder": "Mohan", "amount": "5200.00",
+         "receipt_number": "R-1", "amount_received": "5200.00"},
+        {"do": "file_objection", "at": "2026-02-10T10:00:00+05:30", "objector": "Ramesh"},
+        {"do": "decide_objection", "at": "2026-02-15T10:00:00+05:30", "objector": "Ramesh", "decision": "not_proved",
+         "paper_number": "O-1"},
+        {"do": "file_appeal", "at": "2026-02-20T10:00:00+05:30", "appellant": "Ramesh"},
+        {"do": "decide_appeal", "at": "2026-03-09T10:00:00+05:30", "decision": "upheld", "paper_number": "A-1"},
+    ], animals=two)
+    # the appeal upheld the "not proved" after the objection period: the sale is final and (e) settled it
+    assert (brought.status, brought.outcome) == ("completed", "auction_final")
+    assert [(d["kind"], d["number"]) for d in brought.documents] == [
+        ("notice", "N-17/2026"), ("sale_receipt", "R-1"), ("objection_order", "O-1"), ("appeal_decision", "A-1")]
+    with sessions() as session:
+        cf = casefile.load(session.get(Case, brought.case_id).file_json)
+        assert cf.animals[1].died_on == date(2026, 2, 6)
+        net = {}
+        for entry in session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == brought.case_id)):
+            net[entry.to_account] = net.get(entry.to_account, D("0")) + entry.amount
+            net[entry.from_account] = net.get(entry.from_account, D("0")) - entry.amount
+        assert net["suspense"] == D("0.00") and net["buyer"] == D("-5200.00")
+        assert net["pound_account"] + net["panchayat_fund"] == D("5200.00")

@@ -144,11 +144,14 @@ def test_the_upload_page_checks_then_brings_every_case_in_on_confirm(client, ses
 
 def test_the_upload_page_names_the_refused_row_in_hindi(client, sessions, officers, now):
     login(client, "sec")
-    client.get("/language/hi")
+    client.post("/language", data={"lang": "hi", "next": "/cases"})
     bad = FILE.replace("R-4512,5200.00", "R-4512,5100.00")
     response = client.post("/paper-cases/upload", data={"step": "check", "file": (io.BytesIO(bad.encode()), "p.csv")},
-                           content_type="multipart/form-data", headers={"Accept-Language": "hi"})
+                           content_type="multipart/form-data")
     assert response.status_code == 422
+    error = text_of(response)
+    assert ("पंक्ति 5, amount_received: कागज़ी रसीद में 5100.00 लिखा है, पर एक बोली में 5200.00 प्राप्त हुए; "
+            "राशि मेल नहीं खाती") in error
     assert cases_count(sessions) == 0
 
 

@@ -92,7 +92,6 @@ class PaperFile:
     receipt_number: str | None = None
     strict: bool = False
     missing: list[str] = field(default_factory=list)
-    numbers: list[str] = field(default_factory=list)  # every number the documents of the intake took
 
     def number_for(self, kind: str) -> str | None:
         """The paper's number for a document of ``kind``, used up; None: the product's numbering."""
@@ -193,7 +192,6 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
         from_paper = None
         if paper is not None:
             number = paper.number_for(item.kind) or number
-            paper.numbers.append(number)
             from_paper = {"by": paper.entered_by, "at": paper.entered_at}
         facts = {**context(session, case, cf, item, issuer, issued_at, number), **(extra or {}),
                  "from_paper": from_paper}
