@@ -245,7 +245,7 @@ def test_a_receipt_number_taken_at_the_same_moment_is_refused_by_the_database_no
 
 def test_a_case_with_a_death_a_claim_decided_and_an_appeal_decided_on_paper_stands_where_they_leave_it(
         sessions, officers, now):
-    two = COW + [{"species": "goat", "description": "black goat", "tag": "RJ-2"}]
+    two = [*COW, {"species": "goat", "description": "black goat", "tag": "RJ-2"}]
     brought = bring(sessions, officers["secretary"], [
         NOTICE,
         {"do": "death", "at": "2026-02-06T08:00:00+05:30", "animal": 2},
