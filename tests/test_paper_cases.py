@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from webapp.errors import NotPermitted, Refused
 from webapp.services.intake import paper_cases
+from webapp.services.reports import registers
 from webapp.services.running import uow
 from webapp.store.models import (
     Case,
@@ -270,3 +271,18 @@ def test_a_case_with_a_death_a_claim_decided_and_an_appeal_decided_on_paper_stan
             net[entry.from_account] = net.get(entry.from_account, D("0")) - entry.amount
         assert net["suspense"] == D("0.00") and net["buyer"] == D("-5200.00")
         assert net["pound_account"] + net["panchayat_fund"] == D("5200.00")
+
+
+def test_a_paper_number_in_the_products_own_numbering_is_refused_and_the_receipts_register_shows_the_paper_one(
+        sessions, officers, now):
+    full = {"do": "bid", "at": "2026-02-06T12:00:00+05:30", "bidder": "Mohan", "amount": "5200.00",
+            "receipt_number": "rmp/2026/0001/R1", "amount_received": "5200.00"}
+    with pytest.raises(Refused) as caught:
+        bring(sessions, officers["secretary"], [NOTICE, full])
+    assert list(caught.value.field_errors) == ["facts[1].receipt_number"] and "RMP/..." in caught.value.message
+    brought = bring(sessions, officers["secretary"], [NOTICE, {**full, "receipt_number": "R 4512"}])
+    with sessions() as session:
+        panchayat = session.get(Panchayat, session.get(Case, brought.case_id).panchayat_id)
+        period = registers.Period(date(2026, 2, 1), date(2026, 2, 28), "Asia/Kolkata")
+        assert [(r.number, r.amount, r.payer) for r in registers.receipts(session, panchayat, period)] == [
+            ("R 4512", D("5200.00"), "buyer")]

@@ -362,6 +362,10 @@ def _check_numbers(session: Session, panchayat: Panchayat, facts: list[Fact], ta
             if number is None:
                 continue
             wanted = number_key(number)
+            if wanted.startswith((f"{panchayat.code}/".upper(), f"TRN-{panchayat.code}/".upper())):
+                raise _refuse(f.where, f.name(key), M_("%(number)s is written as the product numbers its own cases, "
+                                                       "documents and receipts (%(code)s/...); give the number on the "
+                                                       "paper", number=number, code=panchayat.code))
             if wanted in taken:
                 raise _refuse(f.where, f.name(key), M_("the number %(number)s is given twice", number=number))
             receipt = session.scalar(select(PaperReceipt.number).where(PaperReceipt.panchayat_id == panchayat.id,
