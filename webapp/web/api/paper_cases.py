@@ -21,7 +21,7 @@ from webapp.services.cases import cases
 from webapp.services.intake import paper_cases
 from webapp.services.running import uow
 from webapp.store.models import Panchayat
-from webapp.web.api.calls import API_ROOT, api_user, dry_run, json_body, only_fields
+from webapp.web.api.calls import API_ROOT, api_user, dry_run, json_body, only_fields, optional_text
 from webapp.web.api.routes import bp
 from webapp.web.api.shapes import case_json
 from webapp.web.context import db_session, sessions
@@ -65,8 +65,10 @@ def bring_in_paper_case() -> Response:
         raise Refused("animals must be a list of objects with species, description and optionally tag",
                       {"animals": "a list of objects"})
     for name in ("impounded_at", "place_seized", "place_impounded", "nearest_village"):
-        if body.get(name) is not None and not isinstance(body.get(name), str):
-            raise Refused(f"{name} must be text", {name: "not text"})
+        optional_text(body, name)
+    for position, animal in enumerate(animals, start=1):
+        for name in ("species", "description", "tag"):
+            optional_text(animal, name, f"animals[{position}].{name}")
     facts = paper_cases.read_facts(body.get("facts"), tz)
     fields = {name: body.get(name) for name in ("impounded_at", "place_seized", "place_impounded", "nearest_village")}
     check = dry_run()
