@@ -286,3 +286,14 @@ def test_a_paper_number_in_the_products_own_numbering_is_refused_and_the_receipt
         period = registers.Period(date(2026, 2, 1), date(2026, 2, 28), "Asia/Kolkata")
         assert [(r.number, r.amount, r.payer) for r in registers.receipts(session, panchayat, period)] == [
             ("R 4512", D("5200.00"), "buyer")]
+
+
+def test_the_command_line_records_the_day_a_panchayat_was_constituted(database_url, sessions):
+    from click.testing import CliRunner
+
+    from webapp.cli import main
+    made = CliRunner().invoke(main, ["create-panchayat", "NEW", "--name", "Naya Gaon", "--samiti", "SAM9",
+                                     "--established-on", "2026-02-03", "--database", database_url])
+    assert made.exit_code == 0, made.output
+    with sessions() as session:
+        assert session.scalars(select(Panchayat).where(Panchayat.code == "NEW")).one().established_on == date(2026, 2, 3)
