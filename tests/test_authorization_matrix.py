@@ -210,6 +210,14 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /api/v1/tasks": every(200, anonymous=401),
     "GET /api/v1/cases": every(200, anonymous=401),
     "POST /api/v1/cases": every(403, anonymous=401, pound_keeper=422),
+    # the pages that bring a running paper case in (one, or several from a CSV file): the secretary
+    # and the sarpanch of a Panchayat; an empty form is refused
+    "GET /paper-cases/new": every(403, anonymous=302, secretary=200, sarpanch=200),
+    "POST /paper-cases/new": every(403, anonymous=302, secretary=422, sarpanch=422),
+    "GET /paper-cases/upload": every(403, anonymous=302, secretary=200, sarpanch=200),
+    "POST /paper-cases/upload": every(403, anonymous=302, secretary=422, sarpanch=422),
+    # a running paper case brought in: the secretary or sarpanch of a Panchayat (an empty body is refused)
+    "POST /api/v1/paper-cases": every(403, anonymous=401, secretary=422, sarpanch=422),
     "GET /api/v1/cases/<path:case_ref>": every(401, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
                                                appellate_authority=SCOPED, receiving_officer=SCOPED,
                                                administrator=SCOPED),

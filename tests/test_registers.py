@@ -182,7 +182,7 @@ def test_the_papers_of_a_whole_register_take_one_query_not_one_per_receipt(six, 
         finally:
             event.remove(engine, "before_cursor_execute", count)
     assert (len(one), len(every)) == (1, 9)
-    assert asked_for_one == asked_for_every == 6  # entries, case files, ordinals, reversals, papers, cancelled papers
+    assert asked_for_one == asked_for_every == 7  # entries, case files, ordinals, reversals, papers, cancelled papers, paper receipts
     assert sum("case_act" in s for s in statements) == 1
 
 

@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -292,14 +293,21 @@ def deploy(files: tuple[str, ...], dry_run: bool, note: str, deployed_by: str, d
 @click.option("--appeal-period-days", default=30, show_default=True, type=int)
 @click.option("--training", is_flag=True,
               help="a training Panchayat: the only kind `rule130 simulate --database` writes into (set once, for good)")
+@click.option("--established-on", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
+              help="the day the Panchayat was constituted (YYYY-MM-DD): no paper case brought in may record a "
+                   "fact dated before it")
 @database_option
 def create_panchayat(code: str, name: str, samiti: str, district: str, tz: str, appeal_period_days: int,
-                     training: bool, database_url: str | None) -> None:
+                     training: bool, established_on: datetime | None, database_url: str | None) -> None:
     """Add a Gram Panchayat (its code prefixes its case numbers); with --training, a training one."""
     from webapp.services.people import users
 
-    _in_transaction(database_url, users.create_panchayat, code, name, samiti, district, tz, appeal_period_days,
-                    training=training)
+    def create(session: Any) -> None:
+        panchayat = users.create_panchayat(session, code, name, samiti, district, tz, appeal_period_days,
+                                           training=training)
+        panchayat.established_on = established_on.date() if established_on is not None else None
+
+    _in_transaction(database_url, create)
     click.echo(f"training Panchayat {code} created (the simulator may write into it)" if training
                else f"Panchayat {code} created")
 

@@ -71,6 +71,9 @@ class Panchayat(Base):
     # a training Panchayat put away by a reset (migration 0021): its cases stay, out of every list,
     # and fire no timer again; None for every other Panchayat
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # the local day the Panchayat was constituted (migration 0022); a paper case brought in may not
+    # record a fact dated before it (webapp.services.intake.paper_cases); None: not recorded
+    established_on: Mapped[date | None] = mapped_column(Date)
 
     @property
     def clock_ahead(self) -> timedelta:
@@ -473,6 +476,30 @@ class CaseDocument(Base):
     cancelled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     cancelled_by: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     cancel_reason: Mapped[str | None] = mapped_column(Text)
+    # produced when a running paper case was brought in (migration 0022), for an act recorded on
+    # paper: ``number`` is then the paper's own number, and the text says "entered from the paper file"
+    from_paper: Mapped[bool] = mapped_column(default=False, server_default=false())
+
+
+class PaperReceipt(Base):
+    """A paper receipt of money received in a case brought in from the paper file (issue 31, item
+    2): its own number as written on the paper (``number``; ``number_key`` is its upper-case form
+    without spaces, unique in the Panchayat, so that no two receipts and no issued document share a
+    number), the rupees, the instant on the paper, and the ledger entry the replay posted for it."""
+
+    __tablename__ = "paper_receipt"
+    __table_args__ = (UniqueConstraint("panchayat_id", "number_key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"))
+    number: Mapped[str] = mapped_column(String(60))
+    number_key: Mapped[str] = mapped_column(String(60))
+    amount: Mapped[Decimal] = mapped_column(Numeric(14, 2))
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(40))  # the ledger entry's kind: auction_money, security ...
+    ledger_entry_id: Mapped[int] = mapped_column(ForeignKey("ledger_entry.id"), unique=True)
+    entered_by: Mapped[int] = mapped_column(ForeignKey("app_user.id"))
+    entered_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class CaseAct(Base):

@@ -14,6 +14,7 @@ def register(app: Flask) -> None:
         modeler,  # adds POST /api/v1/process-versions to the API blueprint before it is registered
     )
     from webapp.web.admin import versions as admin_versions
+    from webapp.web.api import paper_cases as api_paper_cases  # noqa: F401 (adds POST /api/v1/paper-cases)
     from webapp.web.api import routes as api
     from webapp.web.pages import (
         cases as officer_cases,  # noqa: F401 (adds the case pages to the officers' blueprint before it is registered)
@@ -21,7 +22,13 @@ def register(app: Flask) -> None:
     from webapp.web.pages import (
         corrigenda as officer_corrigenda,  # noqa: F401 (adds the corrigendum pages to the officers' blueprint)
     )
-    from webapp.web.pages import diagrams, notify, officer, public
+    from webapp.web.pages import (
+        diagrams,
+        notify,
+        officer,
+        paper_cases,  # noqa: F401 (adds the paper-case pages to the officers' blueprint before it is registered)
+        public,
+    )
     app.register_blueprint(auth.bp)
     app.register_blueprint(officer.bp)  # with the case pages of officer_cases
     app.register_blueprint(public.bp)

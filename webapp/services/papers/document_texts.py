@@ -233,7 +233,9 @@ def context(session: Session, case: Case, cf: CaseFile, item: Due, issuer: Issue
                             "issued_at": issued_at, "number": number, "kind": item.kind,
                             "clause": KINDS[item.kind][1], "signer": KINDS[item.kind][3],
                             # a training Panchayat's papers say so at the head and the foot (webapp.services.panchayats.training)
-                            "training": _is_training(session, case)}
+                            "training": _is_training(session, case),
+                            # set by webapp.services.papers.documents for a case brought in from the paper file
+                            "from_paper": None}
     if item.kind == "notice":
         notice = present(cf.notice, "notice")
         auction = cf.auctions[0]

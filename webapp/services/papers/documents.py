@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -67,6 +67,41 @@ from webapp.store.models import Case, CaseDocument, CaseEvent, Panchayat, User, 
 from webapp.values.casefile import CaseFile
 
 # -- issuing --------------------------------------------------------------------------------------
+
+PAPER_FILE = "rule130.paper_file"  # session.info: the PaperFile of a paper case being brought in
+
+RECEIPT_KINDS = ("sale_receipt", "release_receipt", "remittance")  # numbered by the paper receipt
+
+
+@dataclass
+class PaperFile:
+    """A running paper case being brought in (webapp.services.intake.paper_cases), as the documents
+    its replayed acts produce read it from ``session.info[PAPER_FILE]``: each is stored with
+    ``from_paper`` set and says "entered from the paper file", by ``entered_by`` at ``entered_at``.
+
+    ``receipt_number`` numbers the first receipt (:data:`RECEIPT_KINDS`) of the act being replayed,
+    ``paper_number`` its first other document; each is used once. A document of an act for which
+    none was given is noted in ``missing`` (its kind), numbered as the product would, so that the
+    caller refuses it naming the field; with ``strict`` False (a timer between the acts) the
+    product's own numbering applies without a word.
+    """
+
+    entered_by: str
+    entered_at: datetime
+    paper_number: str | None = None
+    receipt_number: str | None = None
+    strict: bool = False
+    missing: list[str] = field(default_factory=list)
+
+    def number_for(self, kind: str) -> str | None:
+        """The paper's number for a document of ``kind``, used up; None: the product's numbering."""
+        if kind in RECEIPT_KINDS:
+            given, self.receipt_number = self.receipt_number, None
+        else:
+            given, self.paper_number = self.paper_number, None
+        if given is None and self.strict:
+            self.missing.append(kind)
+        return given
 
 _STORED = (select(CaseDocument.key, CaseDocument.kind, CaseDocument.number, CaseDocument.cancelled_at.is_(None))
            .where(CaseDocument.case_id == bindparam("case_id")).distinct())
@@ -197,6 +232,7 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
            issued_at: datetime, extra: dict[str, Any] | None = None) -> list[list[CaseDocument]]:
     stored, counts, issues = _stored(session, case)  # read once, before this act's rows are added
     panchayat = get_row(session, Panchayat, case.panchayat_id)
+    paper: PaperFile | None = session.info.get(PAPER_FILE)
     issuer = Issuer(name=panchayat.name, district=panchayat.district or "",
                     appellate_forum=panchayat.appellate_forum or "", samiti=panchayat.samiti_code or "",
                     officer=user.display_name if user is not None else None)
@@ -207,7 +243,12 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
         series = SERIES.get(item.kind, item.kind)
         counts[series] = counts.get(series, 0) + 1
         number = f"{case.case_number}/{KINDS[item.kind][2]}{counts[series]}"
-        facts = {**context(session, case, cf, item, issuer, issued_at, number), **(extra or {})}
+        from_paper = None
+        if paper is not None:
+            number = paper.number_for(item.kind) or number
+            from_paper = {"by": paper.entered_by, "at": paper.entered_at}
+        facts = {**context(session, case, cf, item, issuer, issued_at, number), **(extra or {}),
+                 "from_paper": from_paper}
         # the act's document was issued before and cancelled by a correction: this is its next issue
         key = item.key if item.key not in issues else f"{item.key}#{issues[item.key] + 1}"
         rows = []
@@ -217,7 +258,7 @@ def _issue(session: Session, case: Case, cf: CaseFile, fresh: list[Due], user: U
                                      language=language, title=title_of(item.kind, language),
                                      clause=KINDS[item.kind][1], issued_at=issued_at,
                                      issued_by=user.id if user is not None else None, html=html,
-                                     sha256=sha256(html)))
+                                     sha256=sha256(html), from_paper=paper is not None))
         session.add_all(rows)
         issued.append(rows)
     return issued

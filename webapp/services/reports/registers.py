@@ -27,7 +27,7 @@ from webapp.errors import NotFound, NotPermitted, Refused
 from webapp.i18n import M_
 from webapp.services.money import ledger
 from webapp.services.running import acts
-from webapp.store.models import Case, CaseDocument, LedgerEntry, Panchayat, User
+from webapp.store.models import Case, CaseDocument, LedgerEntry, Panchayat, PaperReceipt, User
 from webapp.values import casefile, clock, fees, legal_time
 from webapp.values.casefile import Animal, CaseFile
 
@@ -323,7 +323,8 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     """Every receipt issued in ``period``: money a party paid into one of the Panchayat's accounts
     (a ledger entry from an outside party to suspense, the pound account or the Panchayat fund), in
     the order received. A receipt's number is the case number and its place among all the case's
-    receipts (entries are never edited or removed, so the number never changes). A receipt whose
+    receipts (entries are never edited or removed, so the number never changes); money received in a
+    case brought in from the paper file has its paper receipt's own number (webapp.services.intake). A receipt whose
     entry was reversed since (a correction, a ledger reversal) is listed, marked ``reversed``, and
     counts for nothing in a total (:attr:`Receipt.counted`). Each receipt names the documents issued
     by the act that posted it (:attr:`Receipt.papers`, by :func:`webapp.services.running.acts.papers_of`: one
@@ -343,7 +344,11 @@ def receipts(session: Session, panchayat: Panchayat, period: Period) -> list[Rec
     numbers = sorted({number for listed in papers.values() for number in listed})
     cancelled = set(session.scalars(select(CaseDocument.number).where(
         CaseDocument.number.in_(numbers), CaseDocument.cancelled_at.is_not(None)))) if numbers else set()
-    return [Receipt(f"{files[e.case_id][0]}/R{ordinal[e.id]}", e.at, e.case_id, files[e.case_id][0], e.from_account,
+    # money received in a case brought in from the paper file keeps its paper receipt's own number
+    on_paper = {entry_id: number for entry_id, number in session.execute(
+        select(PaperReceipt.ledger_entry_id, PaperReceipt.number).where(
+            PaperReceipt.ledger_entry_id.in_([e.id for e in rows])))} if rows else {}
+    return [Receipt(on_paper.get(e.id) or f"{files[e.case_id][0]}/R{ordinal[e.id]}", e.at, e.case_id, files[e.case_id][0], e.from_account,
                     party_name(files[e.case_id][1], e.from_account, e.kind), e.to_account, e.amount, e.kind, e.clause,
                     reversed=e.id in undone, papers=papers.get(e.id, []),
                     cancelled_papers=[n for n in papers.get(e.id, []) if n in cancelled])

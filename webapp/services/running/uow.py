@@ -97,6 +97,20 @@ def preview(sessions: sessionmaker[Session], action: str, fn: Callable[..., Any]
     return said
 
 
+def rehearse(sessions: sessionmaker[Session], action: str, fn: Callable[..., T], *args: Any,
+             user: User | None = None, **kwargs: Any) -> T:
+    """Run ``fn(session, *args, **kwargs)`` for real and roll it back: its result, nothing kept (the
+    check step of a unit of work that makes a new case, e.g. a paper case brought in, whose
+    result says what would be recorded). A refusal is raised as :func:`perform` raises it, and
+    recorded nowhere.
+
+    Raises:
+        Rule130Error: the refusal the unit of work would meet (Conflict for a lost race).
+    """
+    with clock.fixed():
+        return _perform(sessions, action, fn, args, kwargs, None, user, dry_run=True, record=False)
+
+
 def _told(fn: Callable[..., T], case_id: int | None) -> Callable[..., tuple[T, list[Any]]]:
     def run(session: Session, *args: Any, **kwargs: Any) -> tuple[T, list[Any]]:
         before = follows.snapshot(session, case_id if isinstance(case_id, int) else None)
