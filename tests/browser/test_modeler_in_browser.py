@@ -57,6 +57,7 @@ def test_a_renamed_task_without_hindi_is_refused_naming_it_then_deployed_with_it
     page.wait_for_selector(TASK)
     badge = page.locator("#modeler-badge")
     expect(badge).to_have_text("Valid", timeout=60_000)  # the server's verdict on the current version
+    page.click("#modeler-fit")  # the diagram opens at the start event; the task is further on
     page.click(TASK)
     _open_general(page)
     name = page.locator("#modeler-properties #bio-properties-panel-name")
@@ -187,7 +188,7 @@ def test_the_modeler_on_a_phone_draws_the_diagram_within_the_screen_and_says_its
         browser, live_server, sessions, virtual_clock):
     """At 360 px the diagram sits above its properties, each as wide as the screen: the page is no
     wider than the phone, the diagram is drawn at a finite scale (no "could not be drawn" message,
-    as bpmn-js gave when the canvas had no width), and the version's state is said once, on the
+    as bpmn-js gave when the canvas had no width), readable, and fitted whole on demand, and the version's state is said once, on the
     draft-state line, not again on the status line."""
     page = sign_in(browser, live_server, "admin", PHONE)
     page.goto(f"{live_server}/admin/processes/rule130_case")
@@ -196,10 +197,79 @@ def test_the_modeler_on_a_phone_draws_the_diagram_within_the_screen_and_says_its
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     canvas = page.locator("#modeler-canvas").bounding_box()
     assert canvas is not None and 300 <= canvas["width"] <= 360 and canvas["height"] >= 320
-    scale = page.evaluate("() => { const m = document.querySelector('#modeler-canvas .viewport')"
-                          ".transform.baseVal.consolidate(); return m ? m.matrix.a : 1; }")
-    assert 0 < scale < 1  # fitted: the whole diagram is wider than a phone
+    scale = ("() => { const m = document.querySelector('#modeler-canvas .viewport')"
+             ".transform.baseVal.consolidate(); return m ? m.matrix.a : 1; }")
+    assert page.evaluate(scale) == 1  # opened at the readable scale, as at a desk (issue 29, item 7)
+    page.click("#modeler-fit")
+    assert 0 < page.evaluate(scale) < 1  # the whole diagram, on demand: it is wider than a phone
     expect(page.locator("#modeler-draft-state")).to_contain_text("Version 1, deployed")
     expect(page.locator("#modeler-status")).to_have_text("")
     expect(page.locator("#modeler-status")).to_be_hidden()
     page.close()
+
+
+VIEW = """() => {
+    const canvas = document.getElementById('modeler-canvas').getBoundingClientRect();
+    const palette = document.querySelector('#modeler-canvas .djs-palette').getBoundingClientRect();
+    const label = document.querySelector('#modeler-canvas g.djs-element[data-element-id="ut_publish_notice"] text');
+    const box = (e) => { const r = e.getBoundingClientRect();
+                         return {x: r.left, y: r.top, right: r.right, bottom: r.bottom}; };
+    const shapes = [...document.querySelectorAll('#modeler-canvas g.djs-shape[data-element-id]')].map((g) => (
+        {id: g.dataset.elementId, ...box(g.querySelector('.djs-visual') || g)}));
+    return {canvas: {x: canvas.left, y: canvas.top, right: canvas.right, bottom: canvas.bottom},
+            palette: {x: palette.left, y: palette.top, right: palette.right, bottom: palette.bottom},
+            label_px: parseFloat(getComputedStyle(label).fontSize) * label.getScreenCTM().a, shapes};
+}"""
+
+
+def overlaps(a: dict, b: dict) -> bool:
+    return a["x"] < b["right"] and b["x"] < a["right"] and a["y"] < b["bottom"] and b["y"] < a["bottom"]
+
+
+def test_the_modeler_opens_readable_at_the_start_event_clear_of_the_palette_and_shows_the_whole_on_demand(
+        browser, live_server):
+    """Issue 29, item 7: at 1280 × 800 the Rule 130 diagram opens with its labels at least 10 px high
+    (bpmn-js's 12 px at scale 1), the case's start event in the middle of the canvas's height on the screen,
+    and no element of the diagram under the palette; "Whole diagram" then fits every element into the
+    canvas."""
+    page = sign_in(browser, live_server, "admin", DESK)
+    page.goto(f"{live_server}/admin/processes/rule130_case")
+    page.wait_for_selector(TASK)
+    expect(page.locator("#modeler-badge")).to_have_text("Valid", timeout=60_000)
+    view = page.evaluate(VIEW)
+    assert view["label_px"] >= 10, view["label_px"]
+    canvas, palette = view["canvas"], view["palette"]
+    [start] = [s for s in view["shapes"] if s["id"] == "start_impounded"]
+    assert canvas["x"] < start["x"] and start["right"] < canvas["right"], (start, canvas)
+    shown = (canvas["y"] + min(canvas["bottom"], DESK["height"])) / 2  # the middle of the canvas on the screen
+    # (within 60 px: the status line above the canvas empties once the diagram is drawn, moving it up)
+    assert abs((start["y"] + start["bottom"]) / 2 - shown) < 60, (start, canvas)
+    under = [s["id"] for s in view["shapes"] if overlaps(s, palette)]
+    assert under == [], f"under the palette: {under}"
+    page.click("#modeler-fit")
+    whole = page.evaluate(VIEW)
+    outside = [s["id"] for s in whole["shapes"] if not (
+        canvas["x"] - 1 <= s["x"] and s["right"] <= canvas["right"] + 1
+        and canvas["y"] - 1 <= s["y"] and s["bottom"] <= canvas["bottom"] + 1)]
+    assert outside == [] and whole["label_px"] < view["label_px"], (outside, whole["label_px"])
+    page.context.close()
+
+
+HINDI_BID = "बोली दर्ज करें"
+
+
+def test_the_hindi_preview_of_a_form_is_titled_with_the_tasks_hindi_name(browser, live_server):
+    """Issue 29, item 7: the Hindi preview of the bid form names its task in Hindi (the catalogue's
+    "बोली दर्ज करें"), in its heading and its to-do line, never "Record bid"."""
+    page = sign_in(browser, live_server, "admin", DESK)
+    page.goto(f"{live_server}/admin/processes/rule130_case")
+    page.wait_for_selector(TASK)
+    page.select_option("#modeler-form-list", "record_bid.schema.json")
+    hindi = page.frame_locator("#modeler-preview-hi")
+    expect(hindi.locator("main h1").first).to_have_text(HINDI_BID, timeout=30_000)
+    expect(hindi.locator("p.todo")).to_have_text(f"{HINDI_BID}।")
+    assert "Record bid" not in hindi.locator("main").inner_text()
+    english = page.frame_locator("#modeler-preview-en")
+    expect(english.locator("main h1").first).to_have_text("Record bid")
+    expect(english.locator("p.todo")).to_have_text("Record bid.")
+    page.context.close()

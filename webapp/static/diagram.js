@@ -2,11 +2,12 @@
 // data-waiting. It opens zoomed to the active step(s) at a readable scale (labels at least as
 // large as the page's text), and the buttons of #diagram-tools zoom in and out, fit the whole
 // diagram, and go back to the active step; the keyboard (+, -, 0, arrows) works on the focused
-// diagram, and the navigated viewer pans by dragging and zooms by pinch or wheel.
+// diagram (diagram-js binds it to its canvas itself: a keyboard.bindTo option is refused with a
+// console error), and the navigated viewer pans by dragging and zooms by pinch or wheel.
 (function () {
   var box = document.getElementById('diagram');
   if (!box || !window.BpmnJS) { return; }
-  var viewer = new window.BpmnJS({ container: box, keyboard: { bindTo: box } });
+  var viewer = new window.BpmnJS({ container: box });
   var READABLE = 1.0;  // a scale at which bpmn-js's 12 px labels are 12 px on screen
 
   function activeBox(registry, ids) {

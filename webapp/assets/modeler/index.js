@@ -10,7 +10,7 @@ import { is } from 'bpmn-js/lib/util/ModelUtil';
 import { renderFormEditor } from './form-editor.js';
 import rule130Descriptor from './rule130-names.json';
 import spiffworkflowDescriptor from './spiffworkflow.json';
-import { HindiNamesModule, SpiffPropertiesModule, formFileOf, setHindiCatalogue } from './spiff-properties.js';
+import { HindiNamesModule, SpiffPropertiesModule, formFileOf, hindiName, setHindiCatalogue } from './spiff-properties.js';
 
 const FORM_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,98}\.json$/;
 const NEW_FORM = '{\n  "$schema": "https://json-schema.org/draft/2020-12/schema",\n  "type": "object",\n'
@@ -37,12 +37,45 @@ const modeler = new BpmnModeler({
   moddleExtensions: { spiffworkflow: spiffworkflowDescriptor, rule130: rule130Descriptor }
 });
 
-// Fit the diagram to its box; a box with no size yet (a hidden tab, a phone turned mid-load) would
-// give bpmn-js a non-finite scale, so the diagram is then shown at 100 % instead.
+// The scale the diagram opens at: bpmn-js draws its labels at 12 px, so at 1 they are 12 px on screen
+// (the whole Rule 130 diagram fitted into the box would make them about 3 px).
+const READABLE = 1;
+const PALETTE_GAP = 24;  // px left free between the palette's right edge and the diagram
+
+// Fit the whole diagram to its box (the "Whole diagram" button); a box with no size yet (a hidden tab, a
+// phone turned mid-load) would give bpmn-js a non-finite scale, so the diagram is then shown at 100 % instead.
 function fitDiagram() {
   const canvas = modeler.get('canvas');
   const box = $('modeler-canvas').getBoundingClientRect();
   canvas.zoom(box.width > 0 && box.height > 0 ? 'fit-viewport' : 1);
+}
+
+// The view the diagram opens with: at the readable scale, the start event in the middle of the box's
+// height on the screen, and the leftmost element of that band (the pool with its lane names) just right of the palette:
+// the diagram reads from the start event to the right, and the palette covers none of it.
+function openView() {
+  const canvas = modeler.get('canvas');
+  const box = $('modeler-canvas').getBoundingClientRect();
+  canvas.zoom(READABLE);
+  const registry = modeler.get('elementRegistry');
+  // the process's own start event (not one of a sub-process), where the case begins
+  const start = registry.filter((e) => is(e, 'bpmn:StartEvent') && !e.labelTarget
+    && is(e.businessObject.$parent, 'bpmn:Process'))[0];
+  if (!start || !(box.width > 0 && box.height > 0)) {
+    return;
+  }
+  const width = box.width / READABLE;
+  const height = box.height / READABLE;
+  // the middle of the part of the box on the screen (a canvas taller than what is left of the window)
+  const shown = (Math.max(box.top, 0) + Math.min(box.bottom, window.innerHeight || box.bottom)) / 2 - box.top;
+  const top = start.y + start.height / 2 - shown / READABLE;
+  const root = canvas.getRootElement();
+  // what is drawn in that band, the pool and its lanes with their names included
+  const band = registry.filter((e) => e !== root && e.width !== undefined && e.y < top + height && e.y + e.height > top);
+  const palette = document.querySelector('#modeler-canvas .djs-palette');
+  const clear = ((palette ? palette.getBoundingClientRect().right - box.left : 0) + PALETTE_GAP) / READABLE;
+  const leftmost = Math.min(start.x, ...band.map((e) => e.x));
+  canvas.viewbox({ x: leftmost - clear, y: top, width, height });
 }
 
 function status(message, kind) {
@@ -204,9 +237,14 @@ function renderForms() {
   schedulePreview(0);
 }
 
-function taskNaming(form) {
+// The name of the task that shows the form, in the preview's language: on a Hindi page its Hindi (its own,
+// else the catalogue's), the English name only where it has none yet.
+function taskNaming(form, language) {
   const task = modeler.get('elementRegistry').filter((e) => is(e, 'bpmn:UserTask') && formFileOf(e) === form)[0];
-  return task ? task.businessObject.name || '' : '';
+  if (!task) {
+    return '';
+  }
+  return (language === 'hi' && hindiName(task)) || task.businessObject.name || '';
 }
 
 function schedulePreview(delay = PREVIEW_DELAY) {
@@ -222,8 +260,8 @@ async function preview() {
     return;
   }
   const schema = state.schemas[name];
-  const task = taskNaming(name);
   await Promise.all(Object.entries(frames).map(async ([ language, frame ]) => {
+    const task = taskNaming(name, language);
     const { status: code, data } = await request(app.dataset.previewUrl, { schema, language, task });
     if (state.selected !== name) return;
     frame.srcdoc = code === 200 ? data.html : `<p>${errorMessage(data).replace(/[<&]/g, '')}</p>`;
@@ -369,7 +407,7 @@ async function load() {
     renderVersions(data.versions);
     try {
       const { warnings } = await modeler.importXML(data.bpmn);
-      fitDiagram();
+      openView();
       // the version and draft are on the line below the status; the status line says only what is new
       status(warnings.length ? t('import_warnings', { count: warnings.length }) : '', 'info');
     } catch (error) {
@@ -470,7 +508,7 @@ function openFile(event) {
     const text = String(reader.result);
     try {
       await modeler.importXML(text);
-      fitDiagram();
+      openView();
       state.dirty = true;
       status(t('opened', { name: file.name }), 'info');
       await validate();
@@ -524,5 +562,6 @@ $('modeler-deploy').addEventListener('click', guard(deploy));
 $('modeler-discard').addEventListener('click', guard(discard));
 $('modeler-open').addEventListener('change', openFile);
 $('modeler-download').addEventListener('click', download);
+$('modeler-fit').addEventListener('click', fitDiagram);
 bindForms();
 guard(load)();

@@ -300,6 +300,11 @@ export function ownHindi(element) {
   return found && words(found.get('of')) === words(bo.get('name')) ? words(found.get('text')) : '';
 }
 
+// The Hindi of the element's current name: its own, else the catalogue's ('' when it has none).
+export function hindiName(element) {
+  return ownHindi(element) || hindi.catalogue[catalogueKey(element)] || '';
+}
+
 // Whether the element's current name has Hindi (its own, or the catalogue's).
 export function hasHindi(element) {
   const name = words(getBusinessObject(element).get('name'));

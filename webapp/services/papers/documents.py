@@ -346,31 +346,48 @@ def verify_line(row: CaseDocument, intact: bool) -> str:
                    "was issued (%(hash)s).", number=row.number, hash=row.sha256)
 
 
-def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata") -> str:
+def pdf_page(row: CaseDocument, tz: str = "Asia/Kolkata", training: bool = False) -> str:
     """The whole HTML page the PDF is made from, self-contained (``static/documents.css`` in a
     ``<style>`` element, nothing to fetch): the stored text as issued, the title and number in the
     ``<title>`` and the number and SHA-256 in the ``description`` and ``keywords`` meta elements
     (the PDF's metadata, webapp.services.papers.pdf.finish), and a line with its SHA-256 after it (outside the
     hashed text); a document cancelled by a correction is marked CANCELLED with the reason and the
-    instant (shown in ``tz``, the Panchayat's zone)."""
+    instant (shown in ``tz``, the Panchayat's zone). The paper of a training Panchayat
+    (``training``) has a running head on every page, "TRAINING · <number>" in the document's
+    language (a CSS ``@page`` margin box, outside the hashed text: the stored text says TRAINING
+    only at its head and foot, which a document of more than one page leaves some pages without)."""
     cancelled = None
     if row.cancelled_at is not None:  # printed with the word CANCELLED, the reason and the instant
         cancelled = {"day": formats.format_instant(row.cancelled_at, tz, row.language), "reason": row.cancel_reason or ""}
-    return environment(row.language).get_template("_pdf.html").render(
+    env = environment(row.language)
+    running_head = None
+    if training:
+        gettext: Callable[..., str] = env.globals["_"]  # type: ignore[assignment]
+        running_head = Markup(css_string(f"{gettext('TRAINING')} · {row.number}"))
+    return env.get_template("_pdf.html").render(
         html=Markup(row.html), title=row.title, number=row.number, sha256=row.sha256, cancelled=cancelled,
-        stylesheet=_stylesheet())
+        stylesheet=_stylesheet(), running_head=running_head)
 
 
-def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata") -> bytes:
+def css_string(text: str) -> str:
+    """``text`` as a quoted CSS string, safe inside a ``<style>`` element of an HTML page: quotes and
+    backslashes escaped, ``<`` written as the escape ``\\3c`` (no ``</style>`` can close the
+    element), line breaks as spaces (CSS Syntax Level 3, 4.3.5)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("<", "\\3c ")
+    return '"' + " ".join(escaped.splitlines()) + '"'
+
+
+def pdf_bytes(row: CaseDocument, tz: str = "Asia/Kolkata", training: bool = False) -> bytes:
     """The PDF of a stored document: :func:`pdf_page` printed by headless Chromium (webapp.services.papers.pdf),
-    tagged, its text layer the document's text in its language. Created at the document's issue
+    tagged, its text layer the document's text in its language (and, for a training Panchayat's
+    document, ``training``, the running head TRAINING on every page). Created at the document's issue
     (``issued_at``) and modified at its cancellation, if any: the same bytes on every reprint of
     the same stored text (with the same Chromium, fonts and ``documents.css``).
 
     Raises:
         webapp.services.papers.pdf.PdfUnavailable: no PDF can be made on this server now (HTTP 503).
     """
-    return pdf.render(pdf_page(row, tz), created=row.issued_at, modified=row.cancelled_at)
+    return pdf.render(pdf_page(row, tz, training), created=row.issued_at, modified=row.cancelled_at)
 
 
 def recorded_hashes(session: Session, case: Case) -> dict[str, dict[str, str]]:

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from flask import render_template
+from flask_babel import gettext
 
 from webapp.i18n.formats import DEFAULT_TZ
 from webapp.services.tasks.tasks import TaskView
@@ -32,11 +33,14 @@ def _example_case() -> CaseFile:
 
 
 def render(schema: dict[str, Any], task_name: str) -> str:
-    """The task page of ``schema`` for the example case, in the current (forced) locale, as HTML text."""
+    """The task page of ``schema`` for the example case, in the current (forced) locale, as HTML text.
+    ``task_name`` is the task's name as the modeler sends it (in the preview's language where the
+    diagram has it); its to-do line is the catalogue's translation of it, as the heading's (the
+    ``words`` filter), so that a Hindi preview never reads "Record bid।"."""
     view = TaskView(case_id=0, case_number=EXAMPLE_CASE, task_id="preview", element_id="preview", name=task_name,
                     lane="secretary", form_key=None, schema=schema, due=date(2026, 1, 8), deadline_label=None,
                     deadline=None, data={}, lock_version=0)
-    row = SimpleNamespace(claimed_by_id=None, claimed_by=None, act_by=None, todo=task_name)
+    row = SimpleNamespace(claimed_by_id=None, claimed_by=None, act_by=None, todo=gettext(task_name) if task_name else task_name)
     summary = SimpleNamespace(fees=SimpleNamespace(fine=Decimal("500.00"), pound_feeding=Decimal("150.00")))
     return render_template("officer/task.html", view=view, row=row, me_id=-1, fields=form_fields(schema, {}, {}),
                            error=None, other_errors={}, objector=None, cf=_example_case(), summary=summary,

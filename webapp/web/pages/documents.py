@@ -57,7 +57,8 @@ def page(case_id: int, document_id: int) -> Any:
 def pdf(case_id: int, document_id: int) -> Any:
     """The PDF of one document (inline, named after its number and language)."""
     case, row = _find(case_id, document_id)
-    body = documents.pdf_bytes(row, _zone(case))
+    panchayat = db_session().get(Panchayat, case.panchayat_id)
+    body = documents.pdf_bytes(row, _zone(case), training=bool(panchayat is not None and panchayat.training))
     name = f"{row.number.replace('/', '-')}-{row.language}.pdf"
     return Response(body, mimetype="application/pdf",
                     headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "private"})
