@@ -148,7 +148,7 @@ def test_a_deactivated_administrator_is_reactivated_only_from_a_wider_scope(sess
     assert not user(sessions, "adm-rmp").active
     with pytest.raises(NotPermitted, match="only an administrator of a wider scope"):
         run(sessions, admin_officers.reactivate, admins["rmp2"], "adm-rmp")
-    with pytest.raises(NotPermitted, match="only an administrator"):  # the deactivated one's own token
+    with pytest.raises(NotPermitted, match="your account is inactive"):  # the deactivated one acting
         run(sessions, admin_officers.reactivate, user(sessions, "adm-rmp"), "adm-rmp")
     assert not user(sessions, "adm-rmp").active
     run(sessions, admin_officers.reactivate, admins["sam1"], "adm-rmp")
@@ -285,3 +285,19 @@ def test_a_transfer_ends_the_officers_api_tokens(sessions, admins, sec2):
     run(sessions, admin_officers.transfer, admins["sam1"], "sec2", "KHR")
     with sessions() as session:
         assert users.user_for_token(session, token) is None
+
+
+def test_the_command_line_transfers_and_deactivates_through_the_same_service(database_url, sessions, officers, sec2):
+    from click.testing import CliRunner
+
+    from webapp.cli import main
+
+    moved = CliRunner().invoke(main, ["transfer-user", "sec2", "KHR", "--database", database_url])
+    assert moved.exit_code == 0, moved.output
+    assert "sec2 moves from Gram Panchayat Rampura to Gram Panchayat Kheri" in moved.output
+    refused = CliRunner().invoke(main, ["set-role", "sec2", "sarpanch", "--successor", "nobody",
+                                        "--database", database_url])
+    assert refused.exit_code == 2 and "the successor must be another active secretary" in refused.output
+    done = CliRunner().invoke(main, ["deactivate-user", "sec2", "--database", database_url])
+    assert done.exit_code == 0 and not user(sessions, "sec2").active
+    assert trail(sessions, "officer.transferred") == [(None, {"officer": "sec2", "old": "RMP", "new": "KHR"})]

@@ -96,9 +96,11 @@ def scope_name(session: Session, admin: User | None) -> Message:
 
 
 def _require_admin(admin: User | None) -> None:
-    if admin is not None and (admin.role != "administrator" or not admin.active):
+    if admin is not None and admin.role != "administrator":
         raise NotPermitted(M_("only an administrator manages officers; you are signed in as %(role)s",
                               role=M_(admin.role.replace("_", " "))))
+    if admin is not None and not admin.active:
+        raise NotPermitted(M_("your account is inactive: an inactive administrator manages nobody"))
 
 
 def managed_panchayats(session: Session, admin: User | None) -> list[Panchayat]:
@@ -170,11 +172,11 @@ def _check_account_of_admin(session: Session, admin: User | None, officer: User,
     if admin is None or officer.role != "administrator":
         return
     if officer.id == admin.id:
-        raise NotPermitted(M_("you cannot %(act)s your own account; an administrator of a wider scope must",
+        raise NotPermitted(M_("not on your own account (%(act)s): an administrator of a wider scope acts on it",
                               act=act))
     if _rank(officer) >= _rank(admin):
         raise NotPermitted(M_("%(name)s is an administrator of %(scope)s, as wide as yours: only an administrator of "
-                              "a wider scope (or the command line) may %(act)s their account",
+                              "a wider scope (or the command line) acts on their account (%(act)s)",
                               name=officer.username, scope=scope_name(session, officer), act=act))
 
 
@@ -438,7 +440,7 @@ def deactivate(session: Session, admin: User | None, username: object, *, succes
                              "or your officers would have nobody to manage them", scope=scope_name(session, admin)),
                           {"username": M_("the last administrator")})
     else:
-        _check_account_of_admin(session, admin, officer, M_("deactivate"))
+        _check_account_of_admin(session, admin, officer, M_("deactivation"))
     if not officer.active:
         raise Refused(M_("the user %(name)s is already inactive", name=officer.username))
     chosen, moved = _hand_over(session, admin, officer, successor, "deactivation")
@@ -460,7 +462,7 @@ def reactivate(session: Session, admin: User | None, username: object) -> Outcom
             as yours (yours included). Refused: already active; their Panchayat was put away.
     """
     officer = get_officer(session, admin, username)
-    _check_account_of_admin(session, admin, officer, M_("reactivate"))
+    _check_account_of_admin(session, admin, officer, M_("reactivation"))
     if officer.active:
         raise Refused(M_("the user %(name)s is already active", name=officer.username))
     officer.active = True
@@ -481,7 +483,7 @@ def reset_password(session: Session, admin: User | None, username: object,
     officer = get_officer(session, admin, username)
     if admin is not None and officer.id == admin.id:
         raise NotPermitted(M_("change your own password on your password page, not here"))
-    _check_account_of_admin(session, admin, officer, M_("reset the password of"))
+    _check_account_of_admin(session, admin, officer, M_("password reset"))
     if not officer.active:
         raise Refused(M_("the user %(name)s is inactive; reactivate them first", name=officer.username))
     from werkzeug.security import generate_password_hash
@@ -513,7 +515,7 @@ def change_role(session: Session, admin: User | None, username: object, role: ob
     if admin is not None and officer.id == admin.id:
         raise NotPermitted(M_("you cannot change your own role; an administrator of a wider scope must"),
                            field="role")
-    _check_account_of_admin(session, admin, officer, M_("change the role of"))
+    _check_account_of_admin(session, admin, officer, M_("role change"))
     new = role.strip() if isinstance(role, str) else ""
     if new not in ROLE_CHANGES or officer.role not in ROLE_CHANGES:
         raise Refused(M_("the role can be changed to one of %(roles)s, and not for a receiving officer (make a new "

@@ -159,7 +159,7 @@ def act(username: str, act_path: str) -> Any:
         return _officer_page(username, error=refused.message, field_errors=refused.field_errors, act=name, status=422)
     if outcome.first_password:
         return _no_store(render_template("admin/officer_password.html", outcome=outcome, title=ACT_TITLES[name]))
-    flash_message(M_("%(done)s", done=M_(ACT_DONE[name].template, name=outcome.officer)), "success")
+    flash_message(M_(ACT_DONE[name].template, name=outcome.officer), "success")
     for line in outcome.follows[1:]:
         flash_message(line, "follow")
     return redirect(url_for("admin_officers.officer", username=outcome.officer))
@@ -256,12 +256,21 @@ def _outcome_json(outcome: service.Outcome, dry_run: bool) -> dict[str, Any]:
 
 def _body() -> dict[str, Any]:
     body = request.get_json(force=True, silent=True)
+    if body is None and not request.get_data(cache=True):
+        body = {}  # an act with nothing to say (reactivate, reset-password)
     if not isinstance(body, dict):
         raise Refused("the request body must be a JSON object", {"body": "not a JSON object"})
     dry = body.get("dry_run", False)
     if not isinstance(dry, bool):
         raise Refused("dry_run must be true or false", {"dry_run": "not a boolean"})
+    if _dry_query():
+        body["dry_run"] = True
     return body
+
+
+def _dry_query() -> bool:
+    """``?dry_run=true`` (as the other acts of the API take it)."""
+    return request.args.get("dry_run", "").lower() in ("1", "true", "yes")
 
 
 @api_bp.get("")
@@ -325,7 +334,7 @@ def api_import() -> Any:
     upload = request.files.get("file")
     text = officers_csv.read_upload(upload, None) if upload is not None else officers_csv.decode(
         request.get_data(cache=False))
-    if request.args.get("dry_run", "").lower() in ("1", "true", "yes"):
+    if _dry_query():
         report = officers_csv.check_rows(sessions(), g.api_user, text)
         return jsonify(officers_csv.report_json(report)), (422 if report.errors else 200)
     try:
