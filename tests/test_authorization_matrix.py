@@ -176,6 +176,19 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /admin/tariffs": every(403, anonymous=302, administrator=422),
     "GET /api/v1/tariffs": every(403, anonymous=401, administrator=200),
     "POST /api/v1/tariffs": every(403, anonymous=401, administrator=422),
+    # officers: administrators, within their scope (RMP's administrator: RMP's secretary is theirs, FAR's
+    # pound keeper is not found); an empty form or body is refused, the act asked is reactivate (sec is active)
+    "GET /admin/officers": every(403, anonymous=302, administrator=200),
+    "GET /admin/officers/<username>": every(403, anonymous=302, administrator=(200, 404)),
+    "POST /admin/officers/<username>/<act_path>": every(403, anonymous=302, administrator=(422, 404)),
+    "GET /admin/officers/export.csv": every(403, anonymous=302, administrator=200),
+    "GET /admin/officers/import": every(403, anonymous=302, administrator=200),
+    "POST /admin/officers/import": every(403, anonymous=302, administrator=422),
+    "POST /admin/officers/new": every(403, anonymous=302, administrator=422),
+    "GET /api/v1/officers": every(403, anonymous=401, administrator=200),
+    "POST /api/v1/officers": every(403, anonymous=401, administrator=422),
+    "POST /api/v1/officers/<username>/<act_path>": every(403, anonymous=401, administrator=(422, 404)),
+    "POST /api/v1/officers/import": every(403, anonymous=401, administrator=422),
     # notifications (preferences: one's own channels; the delivery log: administrators)
     "GET /preferences": every(200, anonymous=302),
     "POST /preferences": every(302, anonymous=302),  # nothing chosen: saved as "inbox only"
@@ -375,6 +388,8 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "version": lambda w, side: diagrams.bpmn_js_version(),  # the installed bpmn-js
     "act_ref": lambda w, side: "opening",  # the opening record (webapp.services.cases.corrigenda)
     "index": lambda w, side: 1,  # money owed under a corrigendum: the world's cases owe none
+    "username": lambda w, side: "sec" if side == "own" else "pk-far",
+    "act_path": lambda w, side: "reactivate",
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<version>/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

@@ -175,13 +175,13 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
     assert document_ids  # the notices, receipts and orders of the cases above
     return {"errors": errors, "case_id": case_ids, "task_id": task_ids, "document_id": document_ids, "incident_id": incident_ids, "version_id": version_ids,
             "process_id": [repository.PROCESS_ID], "number": [1, 2, 3], "code": ["RMP", "KHR"],
-            "register": list(registers.REGISTERS),
+            "register": list(registers.REGISTERS), "username": ["sec", "admin"],
             "act_ref": ["opening"]}  # the corrigendum of each case's opening record (webapp.web.pages.corrigenda)
 
 
 SKIPPED = {  # GET rules that answer no HTML page: files, JSON, the metrics text
     "static", "diagrams.bpmn_js", "diagrams.process_xml", "modeler.source", "admin_versions.download",
-    "monitor.metrics", "ops.health", "documents.pdf",
+    "monitor.metrics", "ops.health", "documents.pdf", "admin_officers.export_csv",
 }
 EXTRA_QUERIES = {  # the same page with its filters or search filled in
     "officer.case_list": ["?q=RJ", "?q=nothing-like-this"],

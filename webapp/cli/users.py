@@ -1,5 +1,8 @@
 """Command-line tools for officers' accounts and API tokens: ``create-user``, ``set-password``,
-``deactivate-user``, ``create-token``, ``list-tokens`` and ``revoke-token``.
+``deactivate-user``, ``reactivate-user``, ``set-role``, ``transfer-user``, ``create-token``,
+``list-tokens`` and ``revoke-token``. Deactivating, reactivating, a new role and a transfer are the
+officers pages' own service functions (:mod:`webapp.services.panchayats.officers`), acting for the
+whole installation.
 
 A new password and a deactivation end every signed-in session of the user at once (a new session
 key, :mod:`webapp.store.session_keys`). Exit codes: 0 done; 2 refused (an unknown user, a password that
@@ -94,15 +97,61 @@ def set_password_command(name: str, password_file: TextIO | None, database_url: 
     click.echo(f"password of {name} changed; every session of {name} has ended")
 
 
+def _said(outcome: object) -> None:
+    from webapp.i18n import localize
+
+    for line in getattr(outcome, "follows", []):
+        click.echo(localize(line, language="en"))
+
+
 @click.command("deactivate-user")
 @click.argument("name")
+@click.option("--successor", default="", help="the user name of an officer of the same role and Panchayat who "
+              "takes NAME's open tasks (required when nobody else of the role remains)")
 @database_option
-def deactivate_user_command(name: str, database_url: str | None) -> None:
-    """Deactivate the user NAME: no more sign-ins, every session ends at once, API tokens stop."""
-    from webapp.services.people import users
+def deactivate_user_command(name: str, successor: str, database_url: str | None) -> None:
+    """Deactivate the user NAME: no more sign-ins, every session ends at once, API tokens stop;
+    NAME's open tasks go to --successor, or back to the other officers of the role."""
+    from webapp.services.panchayats import officers
 
-    _in_transaction(database_url, users.deactivate, name)
-    click.echo(f"user {name} deactivated; every session and API token of {name} has ended")
+    _said(_in_transaction(database_url, officers.deactivate, None, name, successor=successor))
 
 
-COMMANDS = (create_user, set_password_command, deactivate_user_command, create_token, list_tokens, revoke_token)
+@click.command("reactivate-user")
+@click.argument("name")
+@database_option
+def reactivate_user_command(name: str, database_url: str | None) -> None:
+    """Let the deactivated user NAME sign in again."""
+    from webapp.services.panchayats import officers
+
+    _said(_in_transaction(database_url, officers.reactivate, None, name))
+
+
+@click.command("set-role")
+@click.argument("name")
+@click.argument("role", type=click.Choice(["pound_keeper", "secretary", "sarpanch", "appellate_authority",
+                                           "administrator"]))
+@click.option("--successor", default="", help="who takes NAME's open tasks of the old role")
+@database_option
+def set_role_command(name: str, role: str, successor: str, database_url: str | None) -> None:
+    """Give the user NAME another ROLE in the same Panchayat or Samiti; every session and token ends."""
+    from webapp.services.panchayats import officers
+
+    _said(_in_transaction(database_url, officers.change_role, None, name, role, successor=successor))
+
+
+@click.command("transfer-user")
+@click.argument("name")
+@click.argument("panchayat_code")
+@click.option("--successor", default="", help="who takes NAME's open tasks in the old Panchayat")
+@database_option
+def transfer_user_command(name: str, panchayat_code: str, successor: str, database_url: str | None) -> None:
+    """Move the Panchayat officer NAME to the Panchayat PANCHAYAT_CODE; NAME's open tasks in the old
+    one go to --successor (told, as NAME is) or back to the other officers of the role."""
+    from webapp.services.panchayats import officers
+
+    _said(_in_transaction(database_url, officers.transfer, None, name, panchayat_code, successor=successor))
+
+
+COMMANDS = (create_user, set_password_command, deactivate_user_command, reactivate_user_command, set_role_command,
+            transfer_user_command, create_token, list_tokens, revoke_token)

@@ -39,7 +39,7 @@ from webapp.values import clock
 
 GENESIS = "0" * 64
 ADVISORY_LOCK_CLASS = 1301996  # any constant; with the schema's hash it names the lock on the chain head
-PERMISSION_FIELDS = ("role", "panchayat_id", "samiti_code", "active")
+PERMISSION_FIELDS = ("role", "panchayat_id", "samiti_code", "district", "active")
 
 
 def canonical_json(value: Any) -> str:

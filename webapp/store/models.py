@@ -110,6 +110,12 @@ class User(Base):
     # is never offered as the holder of a task and hears only of training Panchayats' cases
     # (webapp.services.people.users.create_simulator_user)
     simulated: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # an administrator of a District (migration 0022): the ``panchayat.district`` they manage, with
+    # ``samiti_code`` set to webapp.services.people.users.DISTRICT_SCOPE; NULL for every other user
+    district: Mapped[str | None] = mapped_column(String(100))
+    # signs in with a first password an administrator gave (a new officer, a reset; migration 0022):
+    # must choose their own before anything else (webapp.web.access.account)
+    must_change_password: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class ApiToken(Base):
@@ -123,6 +129,7 @@ class ApiToken(Base):
     role: Mapped[str] = mapped_column(String(32), server_default="")
     panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"))
     samiti_code: Mapped[str | None] = mapped_column(String(32))
+    district: Mapped[str | None] = mapped_column(String(100))  # migration 0022
     label: Mapped[str] = mapped_column(String(200), server_default="")
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 

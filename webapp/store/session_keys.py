@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from webapp.store.models import User
 
 # the columns whose change ends the user's sessions (the audit trail records the same changes)
-ENDING_FIELDS = ("password_hash", "role", "panchayat_id", "samiti_code", "active")
+ENDING_FIELDS = ("password_hash", "role", "panchayat_id", "samiti_code", "district", "active")
 
 
 def new_key() -> str:

@@ -50,6 +50,8 @@ def register(app: Flask) -> None:
     from webapp.web.admin import tariffs as admin_tariffs
     app.register_blueprint(admin_tariffs.bp)
     app.register_blueprint(admin_tariffs.api_bp)
+    from webapp.web.admin import officers as admin_officers
+    admin_officers.init_app(app)
     errors.register(app)
     from webapp.web import language
     app.register_blueprint(language.bp)

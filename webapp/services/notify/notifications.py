@@ -45,6 +45,15 @@ TEMPLATES: dict[str, str] = {
                                 "{reason}. Record the sale and the remittance."),
     "task_escalated": N_("{case}: the task '{task}' of the {role} is still not done (due by {due_day}); "
                       "escalated to you."),
+    # an officer's account (webapp.services.panchayats.officers): no case, {case} is empty
+    "officer_transferred": N_("You are transferred from Gram Panchayat {old} to Gram Panchayat {new} by {admin}; "
+                              "your open tasks in {old} ({count}) went to {successor}."),
+    "tasks_received_transfer": N_("The open tasks of {officer} in Gram Panchayat {panchayat} ({count}) are now "
+                                  "yours: {officer} was transferred. Cases: {cases}."),
+    "tasks_received_deactivation": N_("The open tasks of {officer} in Gram Panchayat {panchayat} ({count}) are "
+                                      "now yours: {officer} was deactivated. Cases: {cases}."),
+    "tasks_received_role": N_("The open tasks of {officer} in Gram Panchayat {panchayat} ({count}) are now "
+                              "yours: {officer} has a new role. Cases: {cases}."),
 }
 
 
@@ -109,6 +118,19 @@ def notify(session: Session, case: Case, roles: list[str], template: str, *, exc
         for row, user in zip(rows, people, strict=False):
             deliveries.enqueue(session, row, user, chosen.get(user.id))
     return rows
+
+
+def tell(session: Session, user: User, template: str, *, training: bool = False, **params: str) -> Notification:
+    """Write one notification about no case to ``user`` (an officer's own account: a transfer, tasks
+    handed to them) and queue its deliveries on their channels (none for a training Panchayat's
+    officer, ``training``), in the caller's transaction. Returns the row."""
+    row = Notification(user_id=user.id, case_id=None, template=template,
+                       message=render_for(user.language, TEMPLATES.get(template, template), case="", **params),
+                       params_json=params_json("", params), created_at=clock.now())
+    session.add(row)
+    if not training and not user.simulated:
+        deliveries.enqueue(session, row, user, deliveries.preferences(session, [user.id]).get(user.id))
+    return row
 
 
 def _is_training(session: Session, panchayat_id: int) -> bool:

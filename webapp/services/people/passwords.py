@@ -128,5 +128,6 @@ def set_password(session: Session, username: str, password: str, *, current: str
     if check_password_hash(user.password_hash, password):
         raise Refused(M_("the new password is the present one; choose another"), {"password": M_("the present one")})
     user.password_hash = generate_password_hash(password, method=method)
+    user.must_change_password = False  # their own password now, not one an administrator gave
     session.flush()
     return user

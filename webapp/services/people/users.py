@@ -115,25 +115,58 @@ def panchayat(session: Session, panchayat_id: int) -> Panchayat | None:
     return session.get(Panchayat, panchayat_id)
 
 
+DISTRICT_SCOPE = "@district"
+"""The ``samiti_code`` of an administrator of a District (whose ``district`` names it). No Samiti
+has this code (a Samiti code is letters, digits and hyphens: :func:`create_panchayat`), so every
+check that reads only the Panchayat and the Samiti finds no Panchayat of theirs and shows them
+nothing: only the checks of this module that read ``district`` (:func:`can_see`,
+:func:`can_manage_user`, :func:`managed_users`) give them their District."""
+
+
+def is_district_admin(user: User) -> bool:
+    """An administrator of a District (:data:`DISTRICT_SCOPE`)."""
+    return user.role == "administrator" and user.samiti_code == DISTRICT_SCOPE and bool(user.district)
+
+
+def check_district(session: Session, role: str, district: str, panchayat: Panchayat | None,
+                   samiti_code: str | None) -> None:
+    """Refuse a District scope that is not an administrator's alone, or names no Panchayat's district.
+
+    Raises:
+        Refused: naming the field ``district``.
+    """
+    if role != "administrator" or panchayat is not None or samiti_code:
+        raise Refused(M_("only an administrator may have a District, and then neither a Panchayat nor a Samiti"),
+                      {"district": M_("an administrator's only")})
+    if not isinstance(district, str) or textguard.is_blank(district) or session.scalar(
+            select(Panchayat.id).where(Panchayat.district == district).limit(1)) is None:
+        raise Refused(M_("no Panchayat is in the district %(district)s", district=repr(district)),
+                      {"district": M_("unknown district")})
+
+
 USERNAME = re.compile(r"[A-Za-z0-9._-]{1,80}")  # ASCII only: no look-alike letters (Cyrillic "ѕ" for "s")
 
 
 def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
-                panchayat_code: str | None = None, samiti_code: str | None = None,
-                password_method: str = "scrypt") -> User:
+                panchayat_code: str | None = None, samiti_code: str | None = None, district: str | None = None,
+                password_method: str = "scrypt", must_change_password: bool = False) -> User:
     """Create a user with a hashed password.
 
     Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
     Samiti; a receiving officer may have a Panchayat (their own) or none (a trainee one, the
     training Samiti: :mod:`webapp.services.panchayats.training`); an administrator with neither is
-    installation-wide.
-    ``password_method`` is werkzeug's hash method (tests use a cheap one).
+    installation-wide; an administrator with ``district`` (the ``panchayat.district`` of at least
+    one Panchayat) manages that District (:data:`DISTRICT_SCOPE`).
+    ``password_method`` is werkzeug's hash method (tests use a cheap one). ``must_change_password``:
+    a first password given by an administrator, to be changed at the first sign-in.
     Raises:
         Refused: unknown role, missing or unknown scope, duplicate name, a password that breaks
             the rule (:func:`webapp.services.people.passwords.check`: too short, too long, too easy to guess).
     """
-    return _new_user(session, username, password, role, display_name, panchayat_code, samiti_code,
-                     password_method)
+    user = _new_user(session, username, password, role, display_name, panchayat_code, samiti_code,
+                     password_method, district)
+    user.must_change_password = bool(must_change_password)
+    return user
 
 
 UNUSABLE_PASSWORD = "!simulator"
@@ -163,7 +196,8 @@ def can_sign_in(user: User) -> bool:
 
 
 def _new_user(session: Session, username: str, password: str | None, role: str, display_name: str | None,
-              panchayat_code: str | None, samiti_code: str | None, password_method: str | None) -> User:
+              panchayat_code: str | None, samiti_code: str | None, password_method: str | None,
+              district: str | None = None) -> User:
     """:func:`create_user` (``password`` given) or :func:`create_simulator_user` (None)."""
     if role not in ROLES:
         raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
@@ -193,7 +227,11 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
         raise Refused(M_("an appellate authority needs --samiti CODE"))
-    if samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code).limit(1)) is None:
+    if district is not None:
+        check_district(session, role, district, panchayat, samiti_code)
+        samiti_code = DISTRICT_SCOPE
+    elif samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code)
+                                        .limit(1)) is None:
         raise Refused(M_("no Panchayat is in Samiti %(code)s; add its Panchayats first (create-panchayat --samiti)",
                          code=samiti_code), {"samiti_code": M_("unknown Samiti")})
     hashed = (UNUSABLE_PASSWORD if password is None
@@ -201,7 +239,7 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
     user = User(username=username, display_name=display_name or username, password_hash=hashed, role=role,
                 panchayat_id=panchayat.id if panchayat else None,
                 samiti_code=samiti_code or (panchayat.samiti_code if panchayat and role == "administrator" else None),
-                active=True, created_at=clock.now(), simulated=password is None)
+                active=True, created_at=clock.now(), simulated=password is None, district=district)
     session.add(user)
     session.flush()
     return user
@@ -285,7 +323,7 @@ def issue_token(session: Session, username: str, label: str = "") -> tuple[ApiTo
         raise Refused(M_("a token label has at most 200 characters"))
     token = secrets.token_urlsafe(32)
     row = ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now(), role=user.role,
-                   panchayat_id=user.panchayat_id, samiti_code=user.samiti_code, label=label)
+                   panchayat_id=user.panchayat_id, samiti_code=user.samiti_code, district=user.district, label=label)
     session.add(row)
     session.flush()
     return row, token
@@ -308,20 +346,33 @@ def user_for_token(session: Session, token: str) -> User | None:
     user = session.get(User, row.user_id)
     if user is None or not user.active or user.simulated:
         return None
-    if (row.role, row.panchayat_id, row.samiti_code) != (user.role, user.panchayat_id, user.samiti_code):
+    if ((row.role, row.panchayat_id, row.samiti_code, row.district)
+            != (user.role, user.panchayat_id, user.samiti_code, user.district)):
         return None
     return user
 
 
 def can_manage_user(session: Session, admin: User, user: User) -> bool:
-    """An administrator manages the users of their scope: all (installation-wide), their Samiti's
-    Panchayats and Samiti-level users, or their own Panchayat's users."""
+    """An administrator manages the users of their scope: all (installation-wide), their District's
+    Panchayats and the Samiti-level users of the Samitis there, their Samiti's Panchayats and
+    Samiti-level users, or their own Panchayat's users."""
     if admin.role != "administrator":
         return False
     if admin.panchayat_id is not None:
         return user.panchayat_id == admin.panchayat_id
     if admin.samiti_code is None:
         return True
+    if is_district_admin(admin):
+        if user.panchayat_id is not None:
+            panchayat = session.get(Panchayat, user.panchayat_id)
+            return panchayat is not None and panchayat.district == admin.district
+        if user.samiti_code == DISTRICT_SCOPE:
+            return user.district == admin.district
+        return user.samiti_code is not None and session.scalar(
+            select(Panchayat.id).where(Panchayat.samiti_code == user.samiti_code,
+                                       Panchayat.district == admin.district).limit(1)) is not None
+    if admin.samiti_code == DISTRICT_SCOPE:  # a District scope without its district: nobody
+        return False
     if user.panchayat_id is not None:
         panchayat = session.get(Panchayat, user.panchayat_id)
         return panchayat is not None and panchayat.samiti_code == admin.samiti_code
@@ -339,6 +390,12 @@ def managed_users(admin: User) -> ColumnElement[bool]:
         return User.panchayat_id == admin.panchayat_id
     if admin.samiti_code is None:
         return true()
+    if is_district_admin(admin):
+        district_panchayats = select(Panchayat.id).where(Panchayat.district == admin.district).scalar_subquery()
+        district_samitis = select(Panchayat.samiti_code).where(Panchayat.district == admin.district).scalar_subquery()
+        return or_(User.panchayat_id.in_(district_panchayats),
+                   and_(User.panchayat_id.is_(None), User.samiti_code.in_(district_samitis)),
+                   and_(User.samiti_code == DISTRICT_SCOPE, User.district == admin.district))
     samiti_panchayats = select(Panchayat.id).where(Panchayat.samiti_code == admin.samiti_code).scalar_subquery()
     return or_(User.panchayat_id.in_(samiti_panchayats),
                and_(User.panchayat_id.is_(None), User.samiti_code == admin.samiti_code))
@@ -400,6 +457,8 @@ def can_see(session: Session, user: User, case: Case) -> bool:
         if user.samiti_code is None:
             return user.role == "administrator"
         panchayat = session.get(Panchayat, case.panchayat_id)
+        if is_district_admin(user):
+            return panchayat is not None and panchayat.district == user.district
         return panchayat is not None and panchayat.samiti_code == user.samiti_code
     return user.panchayat_id == case.panchayat_id
 

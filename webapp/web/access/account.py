@@ -25,6 +25,22 @@ from webapp.web.context import db_session, login_required
 
 bp = Blueprint("account", __name__, url_prefix="/account")
 
+# what an officer with a first password may open before choosing their own (the rest redirects here)
+FIRST_PASSWORD_OPEN = ("account.change_password", "auth.logout", "auth.login", "static", "language.switch")
+
+
+@bp.before_app_request
+def first_password_first() -> Any:
+    """An officer who signed in with a first password an administrator gave them (a new account, a
+    reset: ``must_change_password``) must choose their own before any other page
+    (webapp.services.panchayats.officers); the API is not a page and answers as before."""
+    if (current_user.is_authenticated and current_user.user.must_change_password
+            and request.endpoint not in FIRST_PASSWORD_OPEN and not request.path.startswith("/api/")
+            and not (request.endpoint or "").startswith("static")):
+        flash_message(M_("You signed in with a first password: choose your own password now."), "info")
+        return redirect(url_for("account.change_password"))
+    return None
+
 
 @bp.route("/password", methods=["GET", "POST"])
 @login_required
@@ -33,7 +49,8 @@ def change_password() -> Any:
     with a message; a refusal (the present password not right, the two new ones differ, the rule)
     shows the form again with the reason (422) and changes nothing."""
     if request.method == "GET":
-        return render_template("account/password.html", error=None, field_errors={})
+        return render_template("account/password.html", error=None, field_errors={},
+                               first=current_user.user.must_change_password)
     user = current_user.user
     current = request.form.get("current") or ""
     new, again = request.form.get("password") or "", request.form.get("again") or ""
@@ -51,7 +68,8 @@ def change_password() -> Any:
         # rule refuses, or two that differ, is not
         g.wrong_present_password = "current" in refused.field_errors
         return render_template("account/password.html", error=refused.message,
-                               field_errors=dict(refused.field_errors)), 422
+                               field_errors=dict(refused.field_errors),
+                               first=current_user.user.must_change_password), 422
     flask_session.clear()  # this browser goes on, in a new session with the new key
     login_user(LoginUser(changed))
     officer_sessions.start(changed)
