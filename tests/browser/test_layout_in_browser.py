@@ -25,8 +25,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page
 
-from .test_axe_in_browser import LANGUAGES, build_world, open_as, switch_language, visits
 from .conftest import SCREENSHOTS
+from .test_axe_in_browser import LANGUAGES, build_world, open_as, switch_language, visits
 from .test_officers_in_browser import PHONE
 
 ROOT = Path(__file__).resolve().parents[2]
