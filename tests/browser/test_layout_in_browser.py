@@ -200,6 +200,7 @@ def test_every_page_holds_at_360_px_in_both_languages(app, client, browser, live
                 findings.extend(measure(page, where))
                 if label == "case page":  # the secretary's, of the sold case: the first screen, for docs/screenshots
                     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                    page.evaluate("window.scrollTo(0, 0)")
                     page.screenshot(path=str(SCREENSHOTS / f"case-page-360-{language}.png"))
                     page.locator("#money").screenshot(path=str(SCREENSHOTS / f"case-money-360-{language}.png"))
                 pages += 1
