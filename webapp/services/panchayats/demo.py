@@ -15,7 +15,7 @@ from webapp.services.jobs import timers
 from webapp.services.people import users
 from webapp.services.running import uow
 from webapp.services.tasks import tasks
-from webapp.store.models import Case, Panchayat
+from webapp.store.models import Case, Panchayat, User
 from webapp.values import clock
 
 # (user name, role, display name): the display name is the person's name only; the pages show the
@@ -44,8 +44,18 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
                 panchayat_code="RMP" if role in users.PANCHAYAT_ROLES else None,
                 samiti_code="DUDU" if role == "appellate_authority" else None)
         session.commit()
+    demo_cases(sessions, made["pound_keeper"], made["secretary"])
+    return ["demo Panchayat RMP (Rampura) with users " + ", ".join(u for u, _, _ in DEMO_USERS),
+            "demo cases: one impounded four days ago (the secretary publishes its notice), one with its notice "
+            "running and its auction closed unsold (the sarpanch decides)"]
+
+
+def demo_cases(sessions: sessionmaker[Session], keeper: User, secretary: User) -> None:
+    """The two demo cases, opened by ``keeper`` (a pound keeper) and worked by ``secretary`` of one
+    Panchayat, at the installed clock's instant: one impounded four days ago (the release window's
+    timer has made the secretary's "Publish notice" task), one impounded eight days ago whose
+    auction closed unsold today (the sarpanch's decision is due). Raises what the acts raise."""
     now = clock.now()
-    keeper, secretary = made["pound_keeper"], made["secretary"]
     start: Callable[..., Case] = cases.start_case
     uow.perform(sessions, "start_case", start, keeper, impounded_at=now - timedelta(days=4),
                 place_seized="Bhimpura fields", place_impounded="Kanji House, Rampura", nearest_village="Bhimpura",
@@ -69,9 +79,6 @@ def ensure_demo(sessions: sessionmaker[Session], password: str) -> list[str]:
         uow.perform(sessions, "bid", tasks.act, secretary, case.id, "ut_record_bid",
                     {"bidder": "Harish", "amount": "4500.00"})
         _advance(sessions, virtual, now)
-    return ["demo Panchayat RMP (Rampura) with users " + ", ".join(u for u, _, _ in DEMO_USERS),
-            "demo cases: one impounded four days ago (the secretary publishes its notice), one with its notice "
-            "running and its auction closed unsold (the sarpanch decides)"]
 
 
 def _advance(sessions: sessionmaker[Session], virtual: clock.VirtualClock, until: datetime) -> None:
