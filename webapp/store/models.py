@@ -56,7 +56,7 @@ class Panchayat(Base):
     code: Mapped[str] = mapped_column(String(16), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     samiti_code: Mapped[str] = mapped_column(String(32), index=True)
-    district: Mapped[str] = mapped_column(String(100), default="")
+    district: Mapped[str] = mapped_column(String(100), default="", index=True)  # indexed: 0022_oversight
     timezone: Mapped[str] = mapped_column(String(64), default="Asia/Kolkata")
     appeal_period_days: Mapped[int] = mapped_column(Integer, default=30)
     return_period_days: Mapped[int] = mapped_column(Integer, default=7)
@@ -97,6 +97,9 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(32))
     panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"), index=True)
     samiti_code: Mapped[str | None] = mapped_column(String(32))
+    # a district officer's District (migration 0022_oversight): the ``panchayat.district`` whose
+    # Panchayats the oversight pages show them; None for every other user
+    district: Mapped[str | None] = mapped_column(String(100))
     language: Mapped[str] = mapped_column(String(8), default="en")
     active: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -169,7 +172,9 @@ class Case(Base):
 
     __tablename__ = "case_instance"
     __table_args__ = (Index("ix_case_next_timer_due", "next_timer_due"),
-                      UniqueConstraint("panchayat_id", "submission_key", name="uq_case_submission_key"))
+                      UniqueConstraint("panchayat_id", "submission_key", name="uq_case_submission_key"),
+                      # the oversight pages' count of running cases and cattle held per Panchayat (0022)
+                      Index("ix_case_oversight", "panchayat_id", "status", "cattle_held"))
     id: Mapped[int] = mapped_column(primary_key=True)
     case_number: Mapped[str] = mapped_column(String(40), unique=True)
     panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
@@ -192,6 +197,9 @@ class Case(Base):
     # the key of the form or API call that started the case: the same one sent twice starts one case
     submission_key: Mapped[str | None] = mapped_column(String(80))
     submission_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of what that call sent
+    # head of cattle in the pound now (webapp.values.pound.cattle_in_pound), kept in step with the
+    # case file on every save (migration 0022_oversight)
+    cattle_held: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __mapper_args__ = {"version_id_col": lock_version}  # noqa: RUF012 (a mapper setting, read once by SQLAlchemy)
 
@@ -234,6 +242,9 @@ class LedgerEntry(Base):
     ``reason``."""
 
     __tablename__ = "ledger_entry"
+    # the oversight pages: each Panchayat's account balances and its receipts of a month, read from
+    # this index alone (migration 0022_oversight)
+    __table_args__ = (Index("ix_ledger_oversight", "panchayat_id", "at", "from_account", "to_account", "amount"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
     panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
@@ -390,6 +401,8 @@ class CaseTask(Base):
         Index("ix_case_task_scope", "panchayat_id", "state", "lane", "act_by"),
         Index("ix_case_task_receiver", "receiver_id", "state", "act_by"),
         Index("ix_case_task_claimed", "claimed_by", "state"),
+        # the oversight pages: open tasks per Panchayat by stage, and those past a legal deadline (0022)
+        Index("ix_case_task_oversight", "panchayat_id", "state", "element_id", "deadline_on"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))

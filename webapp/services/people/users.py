@@ -20,7 +20,10 @@ from webapp.values import clock, textguard
 from webapp.values.casefile import name_key
 
 _DUMMY_HASH = generate_password_hash("not a real password")
-ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
+ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator",
+         "district_officer")
+# a district officer oversees the Panchayats of one District (webapp.services.reports.oversight): they
+# read, and act on no case
 PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
 TRAINING_SAMITI_PREFIX = "TRAINING-"
 """The start of the Samiti code of a training Panchayat made by ``rule130 training`` and of its
@@ -119,21 +122,22 @@ USERNAME = re.compile(r"[A-Za-z0-9._-]{1,80}")  # ASCII only: no look-alike lett
 
 
 def create_user(session: Session, username: str, password: str, role: str, *, display_name: str | None = None,
-                panchayat_code: str | None = None, samiti_code: str | None = None,
+                panchayat_code: str | None = None, samiti_code: str | None = None, district: str | None = None,
                 password_method: str = "scrypt") -> User:
     """Create a user with a hashed password.
 
     Scope: pound keeper, secretary and sarpanch need a Panchayat; an appellate authority a
     Samiti; a receiving officer may have a Panchayat (their own) or none (a trainee one, the
     training Samiti: :mod:`webapp.services.panchayats.training`); an administrator with neither is
-    installation-wide.
+    installation-wide; a district officer needs ``district``, the District (``panchayat.district``)
+    of at least one Panchayat, and nothing else.
     ``password_method`` is werkzeug's hash method (tests use a cheap one).
     Raises:
         Refused: unknown role, missing or unknown scope, duplicate name, a password that breaks
             the rule (:func:`webapp.services.people.passwords.check`: too short, too long, too easy to guess).
     """
     return _new_user(session, username, password, role, display_name, panchayat_code, samiti_code,
-                     password_method)
+                     password_method, district)
 
 
 UNUSABLE_PASSWORD = "!simulator"
@@ -163,7 +167,8 @@ def can_sign_in(user: User) -> bool:
 
 
 def _new_user(session: Session, username: str, password: str | None, role: str, display_name: str | None,
-              panchayat_code: str | None, samiti_code: str | None, password_method: str | None) -> User:
+              panchayat_code: str | None, samiti_code: str | None, password_method: str | None,
+              district: str | None = None) -> User:
     """:func:`create_user` (``password`` given) or :func:`create_simulator_user` (None)."""
     if role not in ROLES:
         raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
@@ -193,6 +198,12 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
         raise Refused(M_("an appellate authority needs --samiti CODE"))
+    if (role == "district_officer") != bool(district) or (district and (panchayat_code or samiti_code)):
+        raise Refused(M_("a district officer needs --district NAME and no other scope; only a district officer has "
+                         "a District"), {"district": M_("a District for a district officer only")})
+    if district and session.scalar(select(Panchayat.id).where(Panchayat.district == district).limit(1)) is None:
+        raise Refused(M_("no Panchayat is in District %(district)s; add its Panchayats first "
+                         "(create-panchayat --district)", district=district), {"district": M_("unknown District")})
     if samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code).limit(1)) is None:
         raise Refused(M_("no Panchayat is in Samiti %(code)s; add its Panchayats first (create-panchayat --samiti)",
                          code=samiti_code), {"samiti_code": M_("unknown Samiti")})
@@ -201,7 +212,7 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
     user = User(username=username, display_name=display_name or username, password_hash=hashed, role=role,
                 panchayat_id=panchayat.id if panchayat else None,
                 samiti_code=samiti_code or (panchayat.samiti_code if panchayat and role == "administrator" else None),
-                active=True, created_at=clock.now(), simulated=password is None)
+                district=district or None, active=True, created_at=clock.now(), simulated=password is None)
     session.add(user)
     session.flush()
     return user
