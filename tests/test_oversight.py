@@ -203,8 +203,9 @@ def test_the_panchayats_own_officers_get_403_and_anonymous_the_sign_in(world, cl
 
 
 def test_csv_rows_are_the_figures_and_a_formula_like_name_is_plain_text(world, client, sessions):
-    from webapp.store.models import Panchayat
     from sqlalchemy import select
+
+    from webapp.store.models import Panchayat
     with sessions() as session:
         session.scalar(select(Panchayat).where(Panchayat.code == "NRS")).name = "=HYPERLINK(\"x\")"
         session.commit()

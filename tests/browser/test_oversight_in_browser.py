@@ -65,7 +65,7 @@ def test_a_district_officer_reads_sorts_and_downloads_the_districts_figures_at_3
     page.wait_for_load_state()
     with page.expect_download() as download:
         page.click("#csv-panchayats")
-    text = open(download.value.path(), encoding="utf-8").read()
-    rows = list(csv.DictReader(io.StringIO(text)))
-    assert [(r["panchayat_code"], r["cattle_held"], r["suspense"]) for r in rows][0] == ("RMP", "1", "12000.00")
+    with open(download.value.path(), encoding="utf-8") as downloaded:
+        rows = list(csv.DictReader(io.StringIO(downloaded.read())))
+    assert (rows[0]["panchayat_code"], rows[0]["cattle_held"], rows[0]["suspense"]) == ("RMP", "1", "12000.00")
     page.context.close()

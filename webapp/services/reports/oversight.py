@@ -29,7 +29,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, func, select
+from sqlalchemy import ColumnElement, and_, case, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
 from webapp.errors import NotFound, NotPermitted, Refused
@@ -243,20 +243,39 @@ class Overview:
     past_deadline: list[PastDeadline]
 
 
-def _today(panchayat: Panchayat) -> date:
-    return legal_time.local_day(clock.now() + panchayat.clock_ahead, panchayat.timezone)
+@dataclass(frozen=True)
+class _Place:
+    """The columns of a Panchayat the figures need (read without building ORM objects)."""
+
+    id: int
+    code: str
+    name: str
+    samiti_code: str
+    district: str | None
+    timezone: str
+    ahead: int  # seconds a training Panchayat's clock runs ahead (0 for a live one)
 
 
 def overview(session: Session, scope: Scope) -> Overview:
-    """The figures of every Panchayat of ``scope`` now (see the module's docstring), in six queries.
+    """The figures of every Panchayat of ``scope`` now (see the module's docstring), in seven
+    queries whatever the number of Panchayats.
 
     A case with two open tasks at once (a bid and an objection) counts under each task's stage, so
     the stages may add up to more than the running cases; ``waiting`` counts the running cases with
     no open task. Read-only: nothing is written.
     """
-    panchayats = list(session.scalars(select(Panchayat).where(scope.condition()).order_by(Panchayat.code)))
-    rows = {p.id: PanchayatRow(p.code, p.name, p.samiti_code, p.district or "", p.timezone, _today(p))
-            for p in panchayats}
+    panchayats = [_Place(*row) for row in session.execute(
+        select(Panchayat.id, Panchayat.code, Panchayat.name, Panchayat.samiti_code, Panchayat.district,
+               Panchayat.timezone, case((Panchayat.training.is_(True), Panchayat.clock_offset_seconds), else_=0))
+        .where(scope.condition()).order_by(Panchayat.code))]
+    now = clock.now()
+    todays: dict[tuple[str, int], date] = {}
+    rows: dict[int, PanchayatRow] = {}
+    for p in panchayats:
+        key = (p.timezone, int(p.ahead or 0))
+        if key not in todays:
+            todays[key] = legal_time.local_day(now + timedelta(seconds=key[1]), p.timezone)
+        rows[p.id] = PanchayatRow(p.code, p.name, p.samiti_code, p.district or "", p.timezone, todays[key])
     in_scope = select(Panchayat.id).where(scope.condition())
     # running cases and cattle held (ix_case_oversight)
     for pid, running, cattle in session.execute(
@@ -276,7 +295,7 @@ def overview(session: Session, scope: Scope) -> Overview:
         if waiting > 0:
             row.by_stage[WAITING] = waiting
     # past a legal deadline: the last day is before the Panchayat's today
-    past = _past_deadlines(session, ready, {p.id: p for p in panchayats}, rows)
+    past = _past_deadlines(session, ready, rows)
     # balances of the Panchayat's accounts over the whole ledger (ix_ledger_oversight, one scan)
     for pid, source, target, amount in session.execute(
             select(LedgerEntry.panchayat_id, LedgerEntry.from_account, LedgerEntry.to_account, func.sum(LedgerEntry.amount))
@@ -290,12 +309,11 @@ def overview(session: Session, scope: Scope) -> Overview:
     _receipts_of_month(session, panchayats, rows)
     ordered = [rows[p.id] for p in panchayats]
     first = ordered[0] if ordered else None
-    month = (first.today if first else legal_time.local_day(clock.now(), "Asia/Kolkata")).replace(day=1)
+    month = (first.today if first else legal_time.local_day(now, "Asia/Kolkata")).replace(day=1)
     return Overview(scope, month, ordered, _totals(scope, ordered, month), past)
 
 
-def _past_deadlines(session: Session, ready: ColumnElement[bool], panchayats: dict[int, Panchayat],
-                    rows: dict[int, PanchayatRow]) -> list[PastDeadline]:
+def _past_deadlines(session: Session, ready: ColumnElement[bool], rows: dict[int, PanchayatRow]) -> list[PastDeadline]:
     if not rows:
         return []
     latest_today = max(r.today for r in rows.values())
@@ -319,7 +337,7 @@ def _past_deadlines(session: Session, ready: ColumnElement[bool], panchayats: di
     return found
 
 
-def _receipts_of_month(session: Session, panchayats: list[Panchayat], rows: dict[int, PanchayatRow]) -> None:
+def _receipts_of_month(session: Session, panchayats: list[_Place], rows: dict[int, PanchayatRow]) -> None:
     """Each Panchayat's receipts of its current month: one query per time zone (and training clock)."""
     by_month: dict[tuple[str, date], list[int]] = defaultdict(list)
     for p in panchayats:

@@ -19,6 +19,8 @@ from flask_login import current_user
 
 from webapp.errors import Refused
 from webapp.i18n import localize
+from webapp.i18n.formats import format_rupees
+from webapp.i18n.languages import current_language
 from webapp.services.reports import oversight, registers_csv
 from webapp.store.models import User
 from webapp.web.context import db_session, unauthorized
@@ -81,7 +83,10 @@ def page() -> Any:
         rows = oversight.sort_rows(data.rows, key, desc)
     except Refused as refused:
         error, rows, key = localize(refused.message), data.rows, None
-    return render_template("oversight/page.html", me=user, data=data, rows=rows, sort=key, desc=desc, asked=asked,
+    language = current_language()
+    amounts = {a for r in rows for a in (r.balances["pound_account"], r.balances["suspense"], r.receipts_month)}
+    money = {a: format_rupees(a, language) for a in amounts}  # each amount formatted once
+    return render_template("oversight/page.html", me=user, data=data, rows=rows, money=money, sort=key, desc=desc, asked=asked,
                            error=error, choices=choices, stages=oversight.STAGES, accounts=oversight.ACCOUNTS,
                            sorts=oversight.SORTS, past=data.past_deadline[:SHOWN_PAST],
                            shown_past=SHOWN_PAST, **_labels()), (422 if error else 200)
