@@ -248,3 +248,23 @@ def test_cattle_held_follows_the_case_file_a_death_takes_the_cow_off_the_count(w
     with sessions() as session:
         rmp = oversight.overview(session, oversight.Scope("samiti", "SAM1")).rows[1]
     assert (rmp.code, rmp.cattle_held, rmp.running, rmp.past_deadline) == ("RMP", 0, 1, 0)
+
+
+def test_the_balance_rows_the_trigger_keeps_equal_the_ledger_entries_added_up(world, sessions):
+    """Every ledger entry (the acts' postings, the January sale, the releases) moved the Panchayat's
+    balance row in the same transaction: recomputed here from the raw entries."""
+    from sqlalchemy import select
+
+    from webapp.store.models import LedgerEntry, PanchayatBalance
+    with sessions() as session:
+        kept = {r.panchayat_id: (r.suspense, r.pound_account, r.panchayat_fund)
+                for r in session.scalars(select(PanchayatBalance))}
+        added: dict[int, dict[str, Decimal]] = {}
+        for e in session.scalars(select(LedgerEntry)):
+            sums = added.setdefault(e.panchayat_id, dict.fromkeys(oversight.ACCOUNTS, D("0.00")))
+            if e.to_account in sums:
+                sums[e.to_account] += e.amount
+            if e.from_account in sums:
+                sums[e.from_account] -= e.amount
+    assert len(kept) == 2  # RMP and KHR have entries; FAR (a case just impounded) and NRS none
+    assert kept == {pid: tuple(s[a] for a in oversight.ACCOUNTS) for pid, s in added.items()}

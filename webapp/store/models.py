@@ -261,6 +261,19 @@ class LedgerEntry(Base):
     reason: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
+class PanchayatBalance(Base):
+    """The balance of each of a Panchayat's accounts (money in less money out, rupees): what its
+    ledger entries add up to, kept by a database trigger on every new entry in the same
+    transaction (migration 0022_oversight), so the oversight pages read one row per Panchayat
+    instead of its whole ledger. A Panchayat with no entry has no row (its balances are zero)."""
+
+    __tablename__ = "panchayat_balance"
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), primary_key=True, autoincrement=False)
+    suspense: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+    pound_account: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+    panchayat_fund: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+
+
 class TariffRate(Base):
     """The fine per head and the feeding per head per day of one species, in force from
     ``effective_from`` (a local calendar day) for one Panchayat, or for every Panchayat without

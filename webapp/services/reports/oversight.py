@@ -16,9 +16,10 @@ Panchayats appear only in their own training Samiti, never in a District; a trai
 away by a reset nowhere.
 
 It stays fast at State scale (tests/bench/oversight.py, docs/benchmarks.md): a handful of grouped
-queries per page, each answered from an index (migration 0022_oversight) — running cases and cattle
-from ``ix_case_oversight``, stages and deadlines from ``ix_case_task_oversight``, balances and
-receipts from ``ix_ledger_oversight`` — and no case file is read.
+queries per page, each answered from an index or a summary (migration 0022_oversight) — running
+cases and cattle from ``ix_case_oversight``, stages and deadlines from ``ix_case_task_oversight``,
+the month's receipts from ``ix_ledger_oversight``, the balances from ``panchayat_balance`` (one row
+per Panchayat, kept by a trigger on every ledger entry) — and no case file is read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sqlalchemy.orm import Session, aliased
 from webapp.errors import NotFound, NotPermitted, Refused
 from webapp.i18n import M_
 from webapp.services.money import ledger
-from webapp.store.models import Case, CaseTask, LedgerEntry, Panchayat, User
+from webapp.store.models import Case, CaseTask, LedgerEntry, Panchayat, PanchayatBalance, User
 from webapp.values import clock, legal_time
 
 ZERO = Decimal("0.00")
@@ -296,16 +297,13 @@ def overview(session: Session, scope: Scope) -> Overview:
             row.by_stage[WAITING] = waiting
     # past a legal deadline: the last day is before the Panchayat's today
     past = _past_deadlines(session, ready, rows)
-    # balances of the Panchayat's accounts over the whole ledger (ix_ledger_oversight, one scan)
-    for pid, source, target, amount in session.execute(
-            select(LedgerEntry.panchayat_id, LedgerEntry.from_account, LedgerEntry.to_account, func.sum(LedgerEntry.amount))
-            .where(LedgerEntry.panchayat_id.in_(in_scope))
-            .group_by(LedgerEntry.panchayat_id, LedgerEntry.from_account, LedgerEntry.to_account)):
-        balances = rows[pid].balances
-        if target in balances:
-            balances[target] += Decimal(amount)
-        if source in balances:
-            balances[source] -= Decimal(amount)
+    # balances of the Panchayat's accounts: one row each, kept by the ledger's trigger (0022_oversight)
+    for pid, suspense, pound_account, fund in session.execute(
+            select(PanchayatBalance.panchayat_id, PanchayatBalance.suspense, PanchayatBalance.pound_account,
+                   PanchayatBalance.panchayat_fund).where(PanchayatBalance.panchayat_id.in_(in_scope))):
+        rows[pid].balances = {"suspense": Decimal(suspense).quantize(ledger.PAISE),
+                              "pound_account": Decimal(pound_account).quantize(ledger.PAISE),
+                              "panchayat_fund": Decimal(fund).quantize(ledger.PAISE)}
     _receipts_of_month(session, panchayats, rows)
     ordered = [rows[p.id] for p in panchayats]
     first = ordered[0] if ordered else None
