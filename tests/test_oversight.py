@@ -268,3 +268,16 @@ def test_the_balance_rows_the_trigger_keeps_equal_the_ledger_entries_added_up(wo
                 sums[e.from_account] -= e.amount
     assert len(kept) == 2  # RMP and KHR have entries; FAR (a case just impounded) and NRS none
     assert kept == {pid: tuple(s[a] for a in oversight.ACCOUNTS) for pid, s in added.items()}
+
+
+def test_a_districts_panchayats_come_a_page_at_a_time_in_the_order_sorted(world, client, monkeypatch):
+    from webapp.web.pages import oversight as pages
+    monkeypatch.setattr(pages, "ROWS_PER_PAGE", 2)
+    sign_in(client, "do-jaipur")
+    first = client.get("/oversight?sort=suspense&dir=desc").get_data(as_text=True)
+    assert 'data-code="RMP"' in first and 'data-code="KHR"' in first and 'data-code="NRS"' not in first
+    assert "Gram Panchayats 1 to 2 of 3" in first and 'rel="next"' in first
+    second = client.get("/oversight?sort=suspense&dir=desc&page=2").get_data(as_text=True)
+    assert 'data-code="NRS"' in second and 'data-code="RMP"' not in second and "3 to 3 of 3" in second
+    assert 'id="total-running">2<' in second  # the totals are the District's, on every page
+    assert 'data-code="NRS"' in client.get("/oversight?sort=suspense&dir=desc&page=99").get_data(as_text=True)

@@ -27,6 +27,7 @@ from webapp.web.context import db_session, unauthorized
 
 bp = Blueprint("oversight", __name__)
 SHOWN_PAST = 50  # tasks past a deadline listed on the scope's page; all of them in its CSV and on each Panchayat's
+ROWS_PER_PAGE = 50  # Panchayats a page lists (a District has hundreds): ?page=N, in the order sorted; the CSV has all
 
 
 @bp.before_request
@@ -83,10 +84,17 @@ def page() -> Any:
         rows = oversight.sort_rows(data.rows, key, desc)
     except Refused as refused:
         error, rows, key = localize(refused.message), data.rows, None
+    pages = max(1, -(-len(rows) // ROWS_PER_PAGE))
+    number = request.args.get("page", "1")[:6]
+    number_ = min(max(int(number), 1), pages) if number.isascii() and number.isdigit() else 1
+    shown = rows[(number_ - 1) * ROWS_PER_PAGE:number_ * ROWS_PER_PAGE]
     language = current_language()
-    amounts = {a for r in rows for a in (r.balances["pound_account"], r.balances["suspense"], r.receipts_month)}
+    amounts = {a for r in shown for a in (r.balances["pound_account"], r.balances["suspense"], r.receipts_month)}
     money = {a: format_rupees(a, language) for a in amounts}  # each amount formatted once
-    return render_template("oversight/page.html", me=user, data=data, rows=rows, money=money, sort=key, desc=desc, asked=asked,
+    paging = {"number": number_, "pages": pages, "first": (number_ - 1) * ROWS_PER_PAGE + 1 if rows else 0,
+              "last": (number_ - 1) * ROWS_PER_PAGE + len(shown), "of": len(rows),
+              "query": dict(asked, **({"sort": key, "dir": "desc" if desc else "asc"} if key else {}))}
+    return render_template("oversight/page.html", me=user, data=data, rows=shown, money=money, paging=paging, sort=key, desc=desc, asked=asked,
                            error=error, choices=choices, stages=oversight.STAGES, accounts=oversight.ACCOUNTS,
                            sorts=oversight.SORTS, past=data.past_deadline[:SHOWN_PAST],
                            shown_past=SHOWN_PAST, **_labels()), (422 if error else 200)
