@@ -281,3 +281,15 @@ def test_a_districts_panchayats_come_a_page_at_a_time_in_the_order_sorted(world,
     assert 'data-code="NRS"' in second and 'data-code="RMP"' not in second and "3 to 3 of 3" in second
     assert 'id="total-running">2<' in second  # the totals are the District's, on every page
     assert 'data-code="NRS"' in client.get("/oversight?sort=suspense&dir=desc&page=99").get_data(as_text=True)
+
+
+def test_a_district_officers_other_pages_answer_and_show_no_case(world, client):
+    """The menu's other pages: a district officer holds no task and opens no case (read-only)."""
+    sign_in(client, "do-jaipur")
+    tasks_page = client.get("/tasks")
+    assert tasks_page.status_code == 200 and world["B"].case().case_number not in tasks_page.get_data(as_text=True)
+    listing = client.get("/cases")
+    assert listing.status_code in (200, 403)
+    assert world["B"].case().case_number not in listing.get_data(as_text=True)
+    assert client.get(f"/cases/{world['B'].case_id}").status_code == 404
+    assert client.get("/registers").status_code == 403
