@@ -134,6 +134,12 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /registers/<code>/<register>.csv": every(302, pound_keeper=SCOPED, secretary=SCOPED, sarpanch=SCOPED,
                                                   administrator=SCOPED, appellate_authority=403,
                                                   receiving_officer=403),
+    # oversight of a Samiti or District: the appellate authority (its Samiti; another Samiti's
+    # Panchayat "not found"); the Panchayat's officers, its administrator and the receiving officer 403
+    "GET /oversight": every(403, anonymous=302, appellate_authority=200),
+    "GET /oversight/panchayat/<code>": every(403, anonymous=302, appellate_authority=(200, 404)),
+    "GET /oversight.csv": every(403, anonymous=302, appellate_authority=200),
+    "GET /oversight/past-deadline.csv": every(403, anonymous=302, appellate_authority=200),
     "POST /cases/<int:case_id>/births": every(302, pound_keeper=(422, 404), secretary=(403, 404),
                                               sarpanch=(403, 404), appellate_authority=(403, 404),
                                               receiving_officer=(403, 404), administrator=(403, 404)),
@@ -221,6 +227,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "GET /api/v1/openapi.json": every(200),
     "GET /api/v1/me": every(200, anonymous=401),
     "GET /api/v1/tasks": every(200, anonymous=401),
+    "GET /api/v1/oversight": every(403, anonymous=401, appellate_authority=200),
     "GET /api/v1/cases": every(200, anonymous=401),
     "POST /api/v1/cases": every(403, anonymous=401, pound_keeper=422),
     # the pages that bring a running paper case in (one, or several from a CSV file): the secretary

@@ -23,13 +23,14 @@ from webapp.cli.common import _in_transaction, _sessions, database_option
 @click.argument("name")
 @click.option("--role", required=True, type=click.Choice(["pound_keeper", "secretary", "sarpanch",
                                                           "appellate_authority", "receiving_officer",
-                                                          "administrator"]))
+                                                          "administrator", "district_officer"]))
 @click.option("--panchayat", "panchayat_code", default=None, help="the Panchayat's code")
 @click.option("--samiti", "samiti_code", default=None, help="the Panchayat Samiti's code")
+@click.option("--district", default=None, help="a district officer's District (as create-panchayat --district)")
 @click.option("--display-name", default=None)
 @click.option("--password-file", type=click.File("r"), default=None, help="read the password from this file")
 @database_option
-def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None,
+def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: str | None, district: str | None,
                 display_name: str | None, password_file: TextIO | None, database_url: str | None) -> None:
     """Create a user. Neither --panchayat nor --samiti: an installation-wide administrator."""
     from webapp.services.people import users
@@ -40,7 +41,7 @@ def create_user(name: str, role: str, panchayat_code: str | None, samiti_code: s
     password = (password_file.read().strip() if password_file else
                 click.prompt("password", hide_input=True, confirmation_prompt=True))
     _in_transaction(database_url, users.create_user, name, password, role, display_name=display_name,
-                    panchayat_code=panchayat_code, samiti_code=samiti_code)
+                    panchayat_code=panchayat_code, samiti_code=samiti_code, district=district)
     click.echo(f"user {name} ({role}) created")
 
 

@@ -56,7 +56,7 @@ class Panchayat(Base):
     code: Mapped[str] = mapped_column(String(16), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     samiti_code: Mapped[str] = mapped_column(String(32), index=True)
-    district: Mapped[str] = mapped_column(String(100), default="")
+    district: Mapped[str] = mapped_column(String(100), default="", index=True)  # indexed: 0025_oversight
     timezone: Mapped[str] = mapped_column(String(64), default="Asia/Kolkata")
     appeal_period_days: Mapped[int] = mapped_column(Integer, default=30)
     return_period_days: Mapped[int] = mapped_column(Integer, default=7)
@@ -110,10 +110,11 @@ class User(Base):
     # is never offered as the holder of a task and hears only of training Panchayats' cases
     # (webapp.services.people.users.create_simulator_user)
     simulated: Mapped[bool] = mapped_column(default=False, server_default=false())
-    # an administrator of a District (migration 0022): the ``panchayat.district`` they manage, with
-    # ``samiti_code`` set to webapp.services.people.users.DISTRICT_SCOPE; NULL for every other user
+    # a District (migration 0024_officers): for an administrator of a District, the ``panchayat.district``
+    # they manage, with ``samiti_code`` set to webapp.services.people.users.DISTRICT_SCOPE; for a district
+    # officer (0025_oversight), the District whose Panchayats the oversight pages show them; NULL otherwise
     district: Mapped[str | None] = mapped_column(String(100))
-    # signs in with a first password an administrator gave (a new officer, a reset; migration 0022):
+    # signs in with a first password an administrator gave (a new officer, a reset; migration 0024_officers):
     # must choose their own before anything else (webapp.web.access.account)
     must_change_password: Mapped[bool] = mapped_column(default=False, server_default=false())
 
@@ -129,7 +130,7 @@ class ApiToken(Base):
     role: Mapped[str] = mapped_column(String(32), server_default="")
     panchayat_id: Mapped[int | None] = mapped_column(ForeignKey("panchayat.id"))
     samiti_code: Mapped[str | None] = mapped_column(String(32))
-    district: Mapped[str | None] = mapped_column(String(100))  # migration 0022
+    district: Mapped[str | None] = mapped_column(String(100))  # migration 0024_officers
     label: Mapped[str] = mapped_column(String(200), server_default="")
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
@@ -179,7 +180,9 @@ class Case(Base):
 
     __tablename__ = "case_instance"
     __table_args__ = (Index("ix_case_next_timer_due", "next_timer_due"),
-                      UniqueConstraint("panchayat_id", "submission_key", name="uq_case_submission_key"))
+                      UniqueConstraint("panchayat_id", "submission_key", name="uq_case_submission_key"),
+                      # the oversight pages' count of running cases and cattle held per Panchayat (0022)
+                      Index("ix_case_oversight", "panchayat_id", "status", "cattle_held"))
     id: Mapped[int] = mapped_column(primary_key=True)
     case_number: Mapped[str] = mapped_column(String(40), unique=True)
     panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
@@ -202,6 +205,9 @@ class Case(Base):
     # the key of the form or API call that started the case: the same one sent twice starts one case
     submission_key: Mapped[str | None] = mapped_column(String(80))
     submission_hash: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of what that call sent
+    # head of cattle in the pound now (webapp.values.pound.cattle_in_pound), kept in step with the
+    # case file on every save (migration 0025_oversight)
+    cattle_held: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     __mapper_args__ = {"version_id_col": lock_version}  # noqa: RUF012 (a mapper setting, read once by SQLAlchemy)
 
@@ -244,6 +250,9 @@ class LedgerEntry(Base):
     ``reason``."""
 
     __tablename__ = "ledger_entry"
+    # the oversight pages: each Panchayat's account balances and its receipts of a month, read from
+    # this index alone (migration 0025_oversight)
+    __table_args__ = (Index("ix_ledger_oversight", "panchayat_id", "at", "from_account", "to_account", "amount"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"), index=True)
     panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), index=True)
@@ -258,6 +267,19 @@ class LedgerEntry(Base):
     memo: Mapped[str] = mapped_column(Text, default="")
     reversal_of: Mapped[int | None] = mapped_column(ForeignKey("ledger_entry.id"), unique=True)
     reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+
+
+class PanchayatBalance(Base):
+    """The balance of each of a Panchayat's accounts (money in less money out, rupees): what its
+    ledger entries add up to, kept by a database trigger on every new entry in the same
+    transaction (migration 0025_oversight), so the oversight pages read one row per Panchayat
+    instead of its whole ledger. A Panchayat with no entry has no row (its balances are zero)."""
+
+    __tablename__ = "panchayat_balance"
+    panchayat_id: Mapped[int] = mapped_column(ForeignKey("panchayat.id"), primary_key=True, autoincrement=False)
+    suspense: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+    pound_account: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
+    panchayat_fund: Mapped[Decimal] = mapped_column(Numeric(14, 2), default=Decimal("0.00"), server_default="0")
 
 
 class TariffRate(Base):
@@ -400,6 +422,8 @@ class CaseTask(Base):
         Index("ix_case_task_scope", "panchayat_id", "state", "lane", "act_by"),
         Index("ix_case_task_receiver", "receiver_id", "state", "act_by"),
         Index("ix_case_task_claimed", "claimed_by", "state"),
+        # the oversight pages: open tasks per Panchayat by stage, and those past a legal deadline (0022)
+        Index("ix_case_task_oversight", "panchayat_id", "state", "element_id", "deadline_on"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))

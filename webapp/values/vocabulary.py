@@ -10,7 +10,7 @@ from __future__ import annotations
 from webapp.i18n import N_
 
 ROLES = (N_("pound keeper"), N_("secretary"), N_("sarpanch"), N_("appellate authority"), N_("receiving officer"),
-         N_("administrator"), N_("timer"))
+         N_("administrator"), N_("district officer"), N_("timer"))
 STATUSES = (N_("running"), N_("completed"), N_("open"), N_("sold"), N_("unsold"), N_("withdrawn"), N_("dispatched"),
             N_("in force"), N_("scheduled"), N_("replaced"), N_("superseded"))
 OUTCOMES = (N_("pending"), N_("released by owner"), N_("returned to objector"), N_("auction final"),

@@ -57,6 +57,8 @@ def register(app: Flask) -> None:
     app.register_blueprint(language.bp)
     from webapp.web.pages import registers
     app.register_blueprint(registers.bp)
+    from webapp.web.pages import oversight
+    app.register_blueprint(oversight.bp)
     from webapp.web.pages import documents
     app.register_blueprint(documents.bp)
     from webapp.web.access import account

@@ -26,7 +26,7 @@ from webapp.services.diagrams import repository
 from webapp.services.money import tariffs
 from webapp.services.running.case_run import CaseRun, require_role
 from webapp.store.models import Case, CaseNumberSequence, Panchayat, User, get_row
-from webapp.values import casefile, clock, legal_time, textguard
+from webapp.values import casefile, clock, legal_time, pound, textguard
 from webapp.values.casefile import Animal, CaseFile
 
 MAX_AGE_DAYS = 366  # a case is opened for cattle impounded within the last year
@@ -175,6 +175,7 @@ def start_case(session: Session, user: User, *, impounded_at: datetime | str, pl
     now = clock.now()
     case = Case(case_number=number, panchayat_id=panchayat.id, process_version_id=version_id, status="running",
                 outcome="pending", file_json=casefile.dump(cf), state_json="{}", created_at=now, updated_at=now,
+                cattle_held=pound.cattle_in_pound(cf),
                 submission_key=submission_key, submission_hash=sent if submission_key is not None else None)
     session.add(case)
     try:

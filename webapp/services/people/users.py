@@ -20,7 +20,10 @@ from webapp.values import clock, textguard
 from webapp.values.casefile import name_key
 
 _DUMMY_HASH = generate_password_hash("not a real password")
-ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator")
+ROLES = ("pound_keeper", "secretary", "sarpanch", "appellate_authority", "receiving_officer", "administrator",
+         "district_officer")
+# a district officer oversees the Panchayats of one District (webapp.services.reports.oversight): they
+# read, and act on no case
 PANCHAYAT_ROLES = ("pound_keeper", "secretary", "sarpanch")
 TRAINING_SAMITI_PREFIX = "TRAINING-"
 """The start of the Samiti code of a training Panchayat made by ``rule130 training`` and of its
@@ -130,14 +133,15 @@ def is_district_admin(user: User) -> bool:
 
 def check_district(session: Session, role: str, district: str, panchayat: Panchayat | None,
                    samiti_code: str | None) -> None:
-    """Refuse a District scope that is not an administrator's alone, or names no Panchayat's district.
+    """Refuse a District scope that is not an administrator's or a district officer's alone, or names no
+    Panchayat's district.
 
     Raises:
         Refused: naming the field ``district``.
     """
-    if role != "administrator" or panchayat is not None or samiti_code:
-        raise Refused(M_("only an administrator may have a District, and then neither a Panchayat nor a Samiti"),
-                      {"district": M_("an administrator's only")})
+    if role not in ("administrator", "district_officer") or panchayat is not None or samiti_code:
+        raise Refused(M_("only an administrator or a district officer may have a District, and then neither a "
+                         "Panchayat nor a Samiti"), {"district": M_("an administrator's or a district officer's only")})
     if not isinstance(district, str) or textguard.is_blank(district) or session.scalar(
             select(Panchayat.id).where(Panchayat.district == district).limit(1)) is None:
         raise Refused(M_("no Panchayat is in the district %(district)s", district=repr(district)),
@@ -156,7 +160,8 @@ def create_user(session: Session, username: str, password: str, role: str, *, di
     Samiti; a receiving officer may have a Panchayat (their own) or none (a trainee one, the
     training Samiti: :mod:`webapp.services.panchayats.training`); an administrator with neither is
     installation-wide; an administrator with ``district`` (the ``panchayat.district`` of at least
-    one Panchayat) manages that District (:data:`DISTRICT_SCOPE`).
+    one Panchayat) manages that District (:data:`DISTRICT_SCOPE`); a district officer needs ``district`` and
+    nothing else (they oversee it, webapp.services.reports.oversight).
     ``password_method`` is werkzeug's hash method (tests use a cheap one). ``must_change_password``:
     a first password given by an administrator, to be changed at the first sign-in.
     Raises:
@@ -227,9 +232,13 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
         raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
     if role == "appellate_authority" and not samiti_code:
         raise Refused(M_("an appellate authority needs --samiti CODE"))
+    if role == "district_officer" and not district:
+        raise Refused(M_("a district officer needs --district NAME and no other scope; only a district officer has "
+                         "a District"), {"district": M_("a District for a district officer only")})
     if district is not None:
         check_district(session, role, district, panchayat, samiti_code)
-        samiti_code = DISTRICT_SCOPE
+        if role == "administrator":
+            samiti_code = DISTRICT_SCOPE
     elif samiti_code and session.scalar(select(Panchayat.id).where(Panchayat.samiti_code == samiti_code)
                                         .limit(1)) is None:
         raise Refused(M_("no Panchayat is in Samiti %(code)s; add its Panchayats first (create-panchayat --samiti)",

@@ -32,7 +32,7 @@ from sqlalchemy import BindParameter, and_, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
-from webapp.values import casefile, clock
+from webapp.values import casefile, clock, pound
 
 # the columns of a case row that an act may change and a correction puts back
 COLUMNS = ("state_json", "file_json", "status", "outcome", "next_timer_due", "next_alert_at",
@@ -81,6 +81,7 @@ def restore_columns(case: Case, before: bytes) -> dict[str, Any]:
         elif name == "shortfall":
             value = Decimal(value if value is not None else "0.00")
         setattr(case, name, value)
+    case.cattle_held = pound.cattle_in_pound(casefile.load(case.file_json))  # follows the file put back
     return values
 
 

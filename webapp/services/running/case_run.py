@@ -30,7 +30,7 @@ from webapp.services.people.scope import get_case
 from webapp.services.running import acts, alerts, holds, live, uow
 from webapp.store import audit
 from webapp.store.models import Case, CaseEvent, Panchayat, TimerFiring, User
-from webapp.values import casefile, clock
+from webapp.values import casefile, clock, pound
 from webapp.values.casefile import CaseFile, present
 
 # -- running a case ---------------------------------------------------------------------------
@@ -227,6 +227,7 @@ class CaseRun:
         self.case.next_alert_at = alerts.next_reminder(self)
         self.case.outcome = self.cf.outcome
         self.case.shortfall = self.cf.shortfall
+        self.case.cattle_held = pound.cattle_in_pound(self.cf)
         self.case.updated_at = clock.now()
         if closed and self.case.status != "completed":
             self.case.status, self.case.closed_at = "completed", clock.now()

@@ -93,6 +93,16 @@ def me() -> Response:
     })
 
 
+@bp.get("/oversight")
+def oversight_of() -> Response:
+    """A Samiti's or District's Panchayats (``?samiti=CODE``, ``?district=NAME``; neither: the
+    token's own), read-only: the figures of webapp.services.reports.oversight.as_json."""
+    from webapp.services.reports import oversight
+    session, user = db_session(), api_user()
+    scope = oversight.scope_for(session, user, samiti=request.args.get("samiti"), district=request.args.get("district"))
+    return jsonify(oversight.as_json(oversight.overview(session, scope)))
+
+
 @bp.get("/tasks")
 def my_tasks() -> Response:
     """My task list from the task table: ``?role=&status=&case=`` (docs/api.md), most urgent first."""
