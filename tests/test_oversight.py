@@ -150,12 +150,12 @@ def test_a_samitis_officer_sees_only_their_samiti_and_the_panchayats_officers_no
 
 def test_a_district_officer_needs_a_district_that_has_panchayats(sessions, officers):
     with sessions() as session:
-        with pytest.raises(Refused, match="District Nowhere"):
+        with pytest.raises(Refused, match="no Panchayat is in the district 'Nowhere'"):
             users.create_user(session, "do-x", PASSWORD, "district_officer", district="Nowhere",
                               password_method=FAST_HASH)
         with pytest.raises(Refused, match="needs --district"):
             users.create_user(session, "do-y", PASSWORD, "district_officer", password_method=FAST_HASH)
-        with pytest.raises(Refused, match="needs --district"):
+        with pytest.raises(Refused, match="only an administrator or a district officer may have a District"):
             users.create_user(session, "sec-y", PASSWORD, "secretary", panchayat_code="RMP", district="Jaipur",
                               password_method=FAST_HASH)
 
