@@ -145,7 +145,7 @@ def _opening_check(values: dict[str, str], rows: list[dict[str, str]], animals: 
         (_("Place impounded (pound)"), values["place_impounded"].strip()),
         (_("Village nearest the place of seizure (where the notice is published)"), values["nearest_village"].strip())]
     for n, animal in enumerate(animals, start=1):
-        described = ", ".join(part for part in (words(animal["species"]) if animal["species"] else "",
+        described = ", ".join(part for part in (fmt_words(animal["species"]) if animal["species"] else "",
                                                 animal["description"],
                                                 _("tag %(tag)s", tag=animal["tag"]) if animal["tag"] else "") if part)
         printed.append((_("Animal %(num)s", num=n), described))
