@@ -10,7 +10,6 @@ from webapp import i18n
 from webapp.i18n.formats import format_zone
 from webapp.services.cases import overview
 from webapp.services.panchayats import training
-from webapp.values.vocabulary import TRAINEE_NAMES
 
 from .test_web_pages import ANIMALS, IMPOUNDED, at, login, text_of
 
@@ -22,7 +21,7 @@ def test_the_time_zone_is_named_in_the_readers_language():
 
 
 def test_the_training_officers_names_are_shown_in_hindi_and_an_officers_own_name_as_written(app):
-    assert {display for _suffix, _role, display in training.OFFICERS} == TRAINEE_NAMES
+    assert {display for _suffix, _role, display in training.OFFICERS} == i18n.TRAINEE_NAMES
     with app.test_request_context(headers={"Accept-Language": "hi"}):
         from flask_babel import force_locale
         with force_locale("hi"):

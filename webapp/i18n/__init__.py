@@ -37,6 +37,11 @@ from webapp.i18n.stored_texts import format_clause, retranslate
 
 log = logging.getLogger("rule130.i18n")
 
+# the names of the officers a training Panchayat gets (webapp.services.panchayats.training.OFFICERS):
+# made by the product, not written by an officer, so a Hindi page shows them in Hindi (:func:`person`)
+TRAINEE_NAMES = frozenset({N_("Trainee Pound Keeper"), N_("Trainee Secretary"), N_("Trainee Sarpanch"),
+                           N_("Trainee Appellate Authority"), N_("Trainee Receiving Officer")})
+
 
 # -- installed on the application ---------------------------------------------------------------
 
@@ -69,9 +74,8 @@ def init_app(app: Any) -> None:
 
 def person(name: str | None) -> str:
     """A person's name as a page shows it: as the officer wrote it, except the names the product gives a
-    training Panchayat's officers (:data:`webapp.values.vocabulary.TRAINEE_NAMES`), shown in the page's
-    language ("Trainee Secretary" / "प्रशिक्षु सचिव")."""
-    from webapp.values.vocabulary import TRAINEE_NAMES
+    training Panchayat's officers (:data:`TRAINEE_NAMES`), shown in the page's language ("Trainee
+    Secretary" / "प्रशिक्षु सचिव")."""
     text = str(name or "")
     return translate(text) if text in TRAINEE_NAMES else text
 

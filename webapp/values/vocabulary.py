@@ -69,8 +69,3 @@ DATA = (N_("animals"), N_("animal"), N_("bidder"), N_("amount"), N_("appellant")
 DIFF_FIELDS = (N_("type"), N_("process"), N_("name"), N_("documentation"), N_("lane"), N_("timer"), N_("condition"),
                N_("form"), N_("operator"), N_("script"), N_("flow"), N_("default"), N_("attached to"),
                N_("called process"), N_("message"))
-
-# the names of the officers a training Panchayat gets (webapp.services.panchayats.training.OFFICERS):
-# made by the product, not written by an officer, so a Hindi page shows them in Hindi (the ``person`` filter)
-TRAINEE_NAMES = frozenset({N_("Trainee Pound Keeper"), N_("Trainee Secretary"), N_("Trainee Sarpanch"),
-                           N_("Trainee Appellate Authority"), N_("Trainee Receiving Officer")})
