@@ -35,7 +35,7 @@ def test_a_full_price_bid_previewed_says_the_sale_the_receipt_and_the_money_and_
         "the auction closes: Bidder B buys the cattle for ₹12,000.00 (full price)",
         "the last day the buyer may not transfer the cattle will be Monday, 9 February 2026",
         "Receipt for auction money (conditional sale) RMP/2026/0001/R1 is issued",
-        "₹12,000.00 goes from the buyer to the suspense (auction money)",
+        "₹12,000.00 goes from the buyer to the suspense account (auction money)",
     ]
     assert drive.snapshot() == before  # nothing recorded, no refusal either
     # the real act then says the same

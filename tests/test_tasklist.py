@@ -348,7 +348,8 @@ def test_api_lists_claims_and_reassigns(drive, app, sessions, officers, sec2):
     assert claimed.status_code == 200 and claimed.json["task"]["claimed_by_you"] is True
     conflict = call("POST", f"/cases/{drive.case_id}/tasks/{task_id}/claim", "sec2")
     assert conflict.status_code == 409
-    assert conflict.json["error"] == {"code": "conflict", "message": HELD_BY_SEC}
+    assert conflict.json["error"] == {"code": "conflict", "message": HELD_BY_SEC, "then": (
+        "The officer who holds it can release it, or the sarpanch can give it to another officer of its role.")}
     moved = call("POST", f"/cases/{drive.case_id}/tasks/{task_id}/reassign", "sar", {"officer": "sec2"})
     assert moved.status_code == 200 and moved.json["task"]["claimed_by"] == "Second Secretary"
     assert call("GET", "/tasks?status=mine", "sec2").json["total"] == 1

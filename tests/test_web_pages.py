@@ -499,7 +499,8 @@ def test_a_refusal_on_a_closed_case_is_said_at_the_top_of_the_page(client, sessi
     assert page.status_code == 422
     doc = lxml.html.fromstring(page.get_data(as_text=True))
     assert [" ".join(e.text_content().split()) for e in doc.xpath("//*[@role='alert']")] == [
-        "case RMP/2026/0001 is closed (released by owner)"]
+        "case RMP/2026/0001 is closed (released by owner) What can be done: Nothing more can be done in a closed "
+        "case: the rule leaves no further act in it. Its papers and history stay on the case page."]
     assert case_file(sessions, case_id).animals[0].died_on is None  # nothing changed
 
 

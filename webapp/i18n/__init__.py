@@ -31,19 +31,24 @@ from webapp.i18n.catalogues import forget_deployed_names as forget_deployed_name
 from webapp.i18n.catalogues import install_deployed_names as install_deployed_names
 from webapp.i18n.catalogues import set_names_source as set_names_source
 from webapp.i18n.catalogues import translations_for
-from webapp.i18n.formats import days_in_text, format_day, format_instant, format_listing, format_rupees
+from webapp.i18n.formats import days_in_text, format_day, format_instant, format_listing, format_rupees, format_zone
 from webapp.i18n.languages import DEFAULT_LANGUAGE, LANGUAGES, current_language, full_stop, return_path, select_language
 from webapp.i18n.stored_texts import format_clause, retranslate
 
 log = logging.getLogger("rule130.i18n")
+
+# the names of the officers a training Panchayat gets (webapp.services.panchayats.training.OFFICERS):
+# made by the product, not written by an officer, so a Hindi page shows them in Hindi (:func:`person`)
+TRAINEE_NAMES = frozenset({N_("Trainee Pound Keeper"), N_("Trainee Secretary"), N_("Trainee Sarpanch"),
+                           N_("Trainee Appellate Authority"), N_("Trainee Receiving Officer")})
 
 
 # -- installed on the application ---------------------------------------------------------------
 
 def init_app(app: Any) -> None:
     """Install Flask-Babel on ``app`` (locale from :func:`webapp.i18n.languages.select_language`), compile
-    stale catalogues, and register the template filters ``day``, ``when``, ``rupees`` and ``dayfirst``
-    and the globals ``languages``, ``current_language``, ``return_path`` and ``full_stop``."""
+    stale catalogues, and register the template filters ``day``, ``when``, ``rupees``, ``zone`` (a time
+    zone's name) and ``dayfirst`` and the globals ``languages``, ``current_language``, ``return_path`` and ``full_stop``."""
     from flask_babel import Babel
 
     try:
@@ -61,10 +66,18 @@ def init_app(app: Any) -> None:
 
     app.before_request(_names_of_deployed_diagrams)
     app.jinja_env.filters.update(day=format_day, when=format_instant, rupees=format_rupees, dayfirst=localize,
-                               listing=format_listing, translate=translate,
+                               listing=format_listing, translate=translate, zone=format_zone, person=person,
                                datum=format_datum, clause=format_clause, memo=retranslate, flashed=flashed)
     app.jinja_env.globals.update(languages=LANGUAGES, current_language=current_language,
                                   return_path=return_path, full_stop=full_stop)
+
+
+def person(name: str | None) -> str:
+    """A person's name as a page shows it: as the officer wrote it, except the names the product gives a
+    training Panchayat's officers (:data:`TRAINEE_NAMES`), shown in the page's language ("Trainee
+    Secretary" / "प्रशिक्षु सचिव")."""
+    text = str(name or "")
+    return translate(text) if text in TRAINEE_NAMES else text
 
 
 def translate(message: str) -> str:

@@ -70,6 +70,13 @@ def _format_day(day: date, locale: str) -> str:
     return format_date(day, day_pattern(locale), locale=locale)
 
 
+def format_zone(tz: str | None, language: str | None = None) -> str:
+    """A time zone's name for people in ``language`` (default: the request's), from Babel's CLDR data:
+    ``Asia/Kolkata`` -> "India Time" / "भारत समय" (never the identifier on a Hindi page)."""
+    from babel.dates import get_timezone, get_timezone_name
+    return str(get_timezone_name(get_timezone(tz or DEFAULT_TZ), locale=_locale(language)))
+
+
 def format_instant(value: datetime | str | None, tz: str | None = None, language: str | None = None) -> str:
     """An instant in the time zone ``tz`` (default Asia/Kolkata), day first with the weekday and a
     24-hour time: ``Monday, 5 January 2026 10:00``. ``value``: an aware datetime or ISO text."""

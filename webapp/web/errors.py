@@ -1,7 +1,8 @@
 """Error pages: the product's refusals and HTTP errors mapped once to a status and a message.
 
-Pages get an HTML page with the message; paths under ``/api/`` get JSON
-``{"error": {"code": ..., "message": ...}}`` with the same status. No stack trace ever reaches a
+Pages get an HTML page with the message and its next step (what can still be done, and by whom);
+paths under ``/api/`` get JSON ``{"error": {"code": ..., "message": ..., "then": ...}}`` with the same
+status. No stack trace ever reaches a
 user: an unexpected exception is logged and answered with a plain apology (500).
 """
 
@@ -48,7 +49,7 @@ def handle_rule130_error(error: Rule130Error) -> Any:
         fields = error.field_errors if isinstance(error, Refused) else None
         last_day = error.details.get("last_day")
         return _json(error.code, error.message, error.status, fields=fields,
-                     last_day=str(last_day) if last_day else None)
+                     last_day=str(last_day) if last_day else None, then=error.then)
     if isinstance(error, CaseHeld):
         title = _("Case on hold")
     elif isinstance(error, (SentTwice, AlreadySubmitted)):
@@ -56,7 +57,7 @@ def handle_rule130_error(error: Rule130Error) -> Any:
     else:
         titles = {403: _("Not permitted"), 404: _("Not found"), 409: _("Changed by someone else"), 422: _("Refused")}
         title = titles.get(error.status, _("Error"))
-    return _page("errors/error.html", error.status, title=title, message=error.message)
+    return _page("errors/error.html", error.status, title=title, message=error.message, then=error.then)
 
 
 def handle_not_found(error: HTTPException) -> Any:

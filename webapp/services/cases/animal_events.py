@@ -73,7 +73,8 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
     get_case(session, user, case_id)  # scope first: another Panchayat's case is "not found", not "forbidden"
     require_role(user, "pound_keeper")
     if kind not in ("death", "escape", "birth"):
-        raise Refused(M_("unknown animal event %(kind)s; use death, escape or birth", kind=repr(kind)))
+        raise Refused(M_("unknown animal event %(kind)s; use death, escape or birth", kind=repr(kind)),
+                      then=M_("Choose death, escape or birth and send it again."))
     run = open_run(session, user, case_id)
     cf = run.cf
     today = legal_time.local_day(clock.now(), cf.timezone)
@@ -86,14 +87,18 @@ def record_animal_event(session: Session, user: User, case_id: int | str, kind: 
                       else M_("say which animal (its tag or number)"),
                       {"animal": M_("unknown animal")})
     if animal.gone_on() is not None:
-        raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()))
+        raise Refused(M_("%(animal)s is already recorded as gone on %(day)s", animal=animal.label, day=animal.gone_on()),
+                      then=M_("Nothing more is recorded for this animal; if the entry was wrong, a corrigendum can "
+                              "amend it."))
     # Out of the Panchayat's custody: with a buyer (until the buyer returns them), with a receiving
     # officer, released, delivered, or with an objector on interim delivery (until returned). Back
     # in custody after a return, what happens to them is recorded again (RULE130.md, "Cattle back
     # in custody").
     if ((cf.sale and cf.sale.returned_on is None) or cf.dispatch or cf.release or cf.delivered_on is not None
             or (cf.interim and not cf.interim.returned_on)):
-        raise Refused(M_("%(animal)s is no longer in the pound", animal=animal.label))
+        raise Refused(M_("%(animal)s is no longer in the pound", animal=animal.label),
+                      then=M_("The pound keeper records a death, escape or birth only while the animal is in the "
+                              "pound; once it is back in the pound, it can be recorded."))
     if kind == "birth":
         _record_birth(run, user, animal, _calf_day(born_on, cf, today), calf_description, calf_tag)
         run.run()

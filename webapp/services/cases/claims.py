@@ -34,16 +34,25 @@ def file_objection(session: Session, user: User, case_id: int | str, objector: s
     run = open_run(session, user, case_id)
     cf, now = run.cf, clock.now()
     if cf.notice is None:
-        raise Refused(M_("no notice has been published yet; objections are received during the notice period"))
+        raise Refused(M_("no notice has been published yet; objections are received during the notice period"),
+                      then=M_("The secretary publishes the notice first; objections are then received until its last "
+                              "day."))
     if not legal_time.is_within(now, cf.notice.last_day, cf.timezone):
         raise DeadlinePassed(M_("the objection period ended on %(day)s; no objection is entertained after it "
-                                "(Rule 130(a))", day=cf.notice.last_day), last_day=cf.notice.last_day.isoformat())
+                                "(Rule 130(a))", day=cf.notice.last_day), last_day=cf.notice.last_day.isoformat(),
+                             then=M_("Nothing more can be done for a late objection: Rule 130(a) entertains none "
+                                     "after the notice period. Any person may appeal against the Panchayat's "
+                                     "decision once it is made."))
     filed = cf.objection_of(objector)  # the same name but for letter case and spaces is the same person
     if filed is not None:
-        raise Refused(M_("%(name)s has already filed an objection in this case", name=filed.objector))
+        raise Refused(M_("%(name)s has already filed an objection in this case", name=filed.objector),
+                      then=M_("Nothing more is needed: the claim is before the sarpanch. Another claimant files an "
+                              "objection in their own name."))
     run.run()
     if not runtime.is_waiting_for_message(run.wf, "objection_filed"):
-        raise Refused(M_("this case is not receiving objections now"))
+        raise Refused(M_("this case is not receiving objections now"),
+                      then=M_("The case page shows what is due now; against the Panchayat's decision, any person may "
+                              "appeal within the appeal period."))
     cf.objections.append(Objection(objector=objector, filed_at=now, filed_on=legal_time.local_day(now, cf.timezone)))
     runtime.deliver_message(run.wf, "objection_filed", {"objector": objector})
     run.event("task", "Objection filed", element_id="n_ice_objection", actor_role=user.role,
@@ -58,7 +67,9 @@ def _check_appeal_deadline(cf: CaseFile, now: datetime) -> None:
     """Raise DeadlinePassed (naming D + M) when ``now`` is after the appeal period."""
     last = appeal_last_day(cf)
     if last is not None and not legal_time.is_within(now, last, cf.timezone):
-        raise DeadlinePassed(M_("the appeal period ended on %(day)s", day=last), last_day=last.isoformat())
+        raise DeadlinePassed(M_("the appeal period ended on %(day)s", day=last), last_day=last.isoformat(),
+                             then=M_("Nothing more can be done: the order stands, and Rule 130(e) allows no appeal "
+                                     "after the appeal period."))
 
 
 def file_appeal(session: Session, user: User, case_id: int | str, appellant: str) -> Case:
@@ -81,14 +92,19 @@ def file_appeal(session: Session, user: User, case_id: int | str, appellant: str
     cf, now = run.cf, clock.now()
     run.run()
     if cf.decision_on is None:
-        raise Refused(M_("the Panchayat has made no decision in this case yet; an appeal lies against its decision"))
+        raise Refused(M_("the Panchayat has made no decision in this case yet; an appeal lies against its decision"),
+                      then=M_("The sarpanch decides first; the secretary can record an appeal once the decision is "
+                              "recorded."))
     _check_appeal_deadline(cf, now)
     pending = cf.pending_appeal()
     if pending is not None:
-        raise Refused(M_("the appeal of %(name)s is pending; one appeal at a time", name=pending.appellant))
+        raise Refused(M_("the appeal of %(name)s is pending; one appeal at a time", name=pending.appellant),
+                      then=M_("The appellate authority decides the pending appeal first; nothing more can be filed "
+                              "until then."))
     if cf.final_on is not None:
         raise Refused(M_("the appeal has been decided and the outcome is final") if any(a.decision for a in cf.appeals)
-                      else M_("the outcome became final on %(day)s", day=cf.final_on))
+                      else M_("the outcome became final on %(day)s", day=cf.final_on),
+                      then=M_("Nothing more can be done: the outcome is final (Rule 130(e) proviso)."))
     decided = next((a for a in cf.appeals if a.decision and name_key(a.appellant) == name_key(appellant)), None)
     if decided is not None:  # the appellate authority's decision on it is final (Rule 130(e) proviso)
         raise Refused(M_("the appeal of %(name)s was decided on %(day)s (%(decision)s); that decision is final",

@@ -38,7 +38,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from webapp.errors import NotFound, NotPermitted, Refused
+from webapp.errors import CORRIGENDUM, INCIDENT_FIRST, NotFound, NotPermitted, Refused
 from webapp.i18n import M_, N_, OR, Message, message_json, message_list
 from webapp.i18n.formats import format_rupees
 from webapp.services.cases import cases
@@ -50,6 +50,7 @@ from webapp.services.tasks import tasklist
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
 from webapp.values import casefile, clock, legal_time
 from webapp.values.casefile import CaseFile
+from webapp.values.deadlines import appeal_last_day
 
 CORRECTION_DAYS = 7  # calendar days after the act's day (local) within which it may be corrected
 # the role that made the act -> the roles that may correct it
@@ -107,6 +108,17 @@ def is_decision(act: CaseAct) -> bool:
     return act.element_id in DECISIONS and act.name != acts.INTERIM_DELIVERY
 
 
+def _by_appeal(cf: CaseFile) -> Message:
+    """The next step of a decision that can no longer be corrected: the order stands, and it is changed
+    by appeal within the appeal period M (Rule 130(e) proviso), naming its days and last day while it
+    runs; once it has ended, a lawful dead end that says so."""
+    last = appeal_last_day(cf)
+    if last is not None and legal_time.local_day(clock.now(), cf.timezone) <= last:
+        return M_("The order stands; it is changed by appeal to the Samiti within %(days)s days (until %(day)s): "
+                  "the secretary records the appeal.", days=cf.appeal_period_days, day=last)
+    return M_("The order stands: the appeal period has ended, and the rule allows no other change to it.")
+
+
 def last_day(act: CaseAct, tz: str) -> date:
     """The last day (local calendar date) on which ``act`` may be corrected."""
     day = legal_time.local_day(act.at, tz)
@@ -132,25 +144,26 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
                               role=M_(user.role.replace("_", " "))))
     if is_decision(act) and act.actor_user_id != user.id:
         raise NotPermitted(M_("a decision is corrected only by the officer who made it; a decision on the merits "
-                              "is changed by appeal (Rule 130(e) proviso)"))
+                              "is changed by appeal (Rule 130(e) proviso)"), then=_by_appeal(cf_now))
     if act.corrected_at is not None:
-        raise Refused(M_("the act “%(act)s” was already corrected", act=M_(act.name)))
+        raise Refused(M_("the act “%(act)s” was already corrected", act=M_(act.name)), then=CORRIGENDUM)
     if case.held_incident_id is not None:
         raise Refused(M_("case %(number)s is held by an incident; an administrator must handle it first",
-                         number=case.case_number))
+                         number=case.case_number), then=INCIDENT_FIRST)
     later = session.scalar(select(CaseEvent.name).where(
         CaseEvent.case_id == case.id, CaseEvent.id > (act.last_event_id or 0), CaseEvent.kind.not_in(QUIET))
         .order_by(CaseEvent.id).limit(1))
     if later is not None or case.process_version_id != act.process_version_id:
         raise Refused(M_("the case moved on after the act “%(act)s” (next: “%(next)s”); only the latest act of a "
-                         "case can be corrected", act=M_(act.name), next=M_(later or VERSION_MOVED)))
+                         "case can be corrected", act=M_(act.name), next=M_(later or VERSION_MOVED)), then=CORRIGENDUM)
     today = legal_time.local_day(clock.now(), cf_now.timezone)
     last = last_day(act, cf_now.timezone)
     if today > last:
         if is_decision(act):
             raise Refused(M_("a decision can be corrected only on the day it was made (%(day)s); a decision on the "
-                             "merits is changed by appeal (Rule 130(e) proviso)", day=last))
-        raise Refused(M_("the act “%(act)s” could be corrected until %(day)s", act=M_(act.name), day=last))
+                             "merits is changed by appeal (Rule 130(e) proviso)", day=last), then=_by_appeal(cf_now))
+        raise Refused(M_("the act “%(act)s” could be corrected until %(day)s", act=M_(act.name), day=last),
+                      then=CORRIGENDUM)
     marks = acts.marks(act)
     entries = list(session.scalars(select(LedgerEntry).where(
         LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id)))
@@ -159,11 +172,15 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     if paid is not None:
         raise Refused(M_("the act “%(act)s” %(what)s; money that has left the Panchayat "
                          "is not taken back by a correction: record its recovery (the secretary reverses the entry "
-                         "once the money is back) or, against a decision, appeal", act=M_(act.name), what=paid))
+                         "once the money is back) or, against a decision, appeal", act=M_(act.name), what=paid),
+                      then=M_("The secretary can post a reversing entry once the money is back; a corrigendum can "
+                              "amend the names and amounts; a decision is changed by appeal."))
     if handed is not None:
         raise Refused(M_("the act “%(act)s” %(what)s; cattle that have left the pound are not brought back by a "
                          "correction: record what happens next in the case, or, against a decision, appeal",
-                         act=M_(act.name), what=handed))
+                         act=M_(act.name), what=handed),
+                      then=M_("Record what happens next to the cattle in the case; a corrigendum can amend the names "
+                              "and amounts; a decision is changed by appeal."))
     documents = list(session.scalars(select(CaseDocument).where(
         CaseDocument.case_id == case.id, CaseDocument.id > marks["document"], CaseDocument.cancelled_at.is_(None))
         .order_by(CaseDocument.id)))
@@ -298,7 +315,8 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
     try:
         ledger.check_invariants(session, case, restored["status"] == "completed", cases.expectations(case))
     except ledger.InvariantBroken as broken:
-        raise Refused(M_("the act “%(act)s” cannot be corrected: %(why)s", act=M_(act.name), why=broken.message)) from None
+        raise Refused(M_("the act “%(act)s” cannot be corrected: %(why)s", act=M_(act.name), why=broken.message),
+                      then=CORRIGENDUM) from None
     day = legal_time.local_day(act.at, tz)
     event = CaseEvent(case_id=case.id, at=now, kind="correction", name="Act corrected", element_id=act.element_id,
                       actor_role=user.role, actor_user_id=user.id,

@@ -181,7 +181,8 @@ def _reading_handler(case: Case) -> Any:
 
     def call(task: Any, name: str, params: dict[str, Any]) -> Any:
         if name != SERVICE_LEVEL_OPERATION:
-            raise Refused(M_("no service task runs while a case is being moved"))
+            raise Refused(M_("no service task runs while a case is being moved"),
+                          then=M_("The administrator can move the case when no service task of it is running."))
         ctx = HandlerContext(case_file=casefile.load(case.file_json), now=clock.now(), ledger=None,  # type: ignore[arg-type]
                              notify=lambda *a, **k: None, task_data=task.data, task_name=task.task_spec.bpmn_id)
         return handler_of(name)(ctx, **params)
@@ -309,7 +310,9 @@ def _move(session: Session, actor: User | str, process_id: str, to: int, case_re
     moved, verdict = migrate_instance(case, source, target)
     if moved is None:
         raise Refused(M_("case %(case)s cannot move to version %(number)s: %(reasons)s", case=case.case_number,
-                         number=to, reasons=message_list(verdict.reasons, "; ")), verdict=verdict)
+                         number=to, reasons=message_list(verdict.reasons, "; ")), verdict=verdict,
+                      then=M_("The case stays on its version and runs on; the administrator can deploy a version "
+                              "that accepts it and move it then."))
     user = actor if isinstance(actor, User) else None
     run = CaseRun(session, case, user)
     moved.script_engine = run.wf.script_engine  # the restricted engine, with this unit of work's handlers

@@ -316,8 +316,8 @@ def _data(detail_json: str) -> list[tuple[str, str]]:
         detail.pop("code", None)
     shown = []
     for key, value in detail.items():
-        if key in UNSHOWN:
-            continue
+        if key in UNSHOWN or (key.endswith("_user_id") and key.removesuffix("_user_id") in detail):
+            continue  # a person is shown by name (receiver: Kailash Meena), never by a user number
         if isinstance(value, list) and all(isinstance(item, (str, int)) for item in value):
             if not value:
                 continue  # an empty list (no document cancelled, no entry reversed) says nothing

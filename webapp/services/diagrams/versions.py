@@ -94,7 +94,8 @@ def record_deploy(session: Session, version: ProcessVersion, *, form_bytes: dict
     for name in sorted(forms):
         raw = (form_bytes or {}).get(name)
         if raw is not None and json.loads(raw) != forms[name]:
-            raise Refused(M_("form %(name)s: the bytes given are not the form that was checked", name=name))
+            raise Refused(M_("form %(name)s: the bytes given are not the form that was checked", name=name),
+                          then=M_("The administrator can check the diagram again and deploy what was checked."))
         contents[FORMS_DIR + name] = raw if raw is not None else canonical_form_bytes(forms[name])
     _store_files(session, version, contents)
     action = "redeploy" if version.redeploy_of is not None else "deploy"

@@ -75,7 +75,8 @@ def get(session: Session, user: User, incident_id: int) -> tuple[Incident, Case]
 def _open(session: Session, user: User, incident_id: int) -> tuple[Incident, Case]:
     incident, case = get(session, user, incident_id)
     if incident.status != "open":
-        raise Refused(M_("incident %(incident_id)s is already %(status)s", incident_id=incident_id, status=M_(incident.status)))
+        raise Refused(M_("incident %(incident_id)s is already %(status)s", incident_id=incident_id, status=M_(incident.status)),
+                      then=M_("Nothing more is needed: the incident is closed; the monitor lists the open ones."))
     return incident, case
 
 

@@ -43,7 +43,7 @@ from decimal import Decimal
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from webapp.errors import EngineFailure, NotFound, NotPermitted, Refused
+from webapp.errors import CORRIGENDUM, INCIDENT_FIRST, EngineFailure, NotFound, NotPermitted, Refused
 from webapp.i18n import M_
 from webapp.i18n.formats import format_rupees as rupees
 from webapp.services.people import scope
@@ -350,13 +350,16 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
         raise Refused(M_("the reason is longer than %(limit)s characters", limit=REASON_LIMIT), {"reason": M_("too long")})
     if entry.reversal_of is not None:
         raise Refused(M_("entry %(id)s is itself the reversal of entry %(of)s; it cannot be reversed",
-                         id=entry.id, of=entry.reversal_of))
+                         id=entry.id, of=entry.reversal_of),
+                      then=M_("Nothing more can be done: a reversal stands in the ledger as it is; a corrigendum can "
+                              "amend the names and amounts."))
     done = session.scalar(select(LedgerEntry).where(LedgerEntry.reversal_of == entry.id))
     if done is not None:
-        raise Refused(M_("entry %(id)s was already reversed by entry %(by)s", id=entry.id, by=done.id))
+        raise Refused(M_("entry %(id)s was already reversed by entry %(by)s", id=entry.id, by=done.id),
+                      then=M_("Nothing more is needed: the entry was reversed once; the ledger shows both."))
     if case.held_incident_id is not None:
         raise Refused(M_("case %(number)s is held by an incident; an administrator must handle it first",
-                         number=case.case_number))
+                         number=case.case_number), then=INCIDENT_FIRST)
     book = CaseLedger(session, case, user.id)
     book.element_id = entry.element_id
     reversal = book.post(entry.to_account, entry.from_account, entry.amount, kind="reversal", clause=entry.clause,
@@ -364,7 +367,8 @@ def reverse(session: Session, user: User, case_id: int | str, entry_id: int, rea
     try:
         check_invariants(session, case, case.status == "completed", expectations(case))
     except InvariantBroken as broken:
-        raise Refused(M_("entry %(id)s cannot be reversed: %(why)s", id=entry.id, why=broken.message)) from None
+        raise Refused(M_("entry %(id)s cannot be reversed: %(why)s", id=entry.id, why=broken.message),
+                      then=CORRIGENDUM) from None
     session.flush()  # the reversal's id, for the history
     now = clock.now()
     session.add(CaseEvent(case_id=case.id, at=now, kind="act", name="Ledger entry reversed", element_id=None,

@@ -259,7 +259,9 @@ def retry_now(session: Session, admin: User, delivery_id: int) -> Delivery:
         raise NotFound(M_("no delivery %(id)s", id=delivery_id))
     if row.status in ("sent", "sending"):
         raise Refused(M_("delivery %(id)s is %(status)s; only a failed or waiting delivery is sent again",
-                         id=delivery_id, status=row.status))
+                         id=delivery_id, status=row.status),
+                      then=M_("Nothing more is needed for a delivery that was sent; a failed or waiting one can be "
+                              "sent again from the list."))
     now = clock.now()
     hit = rows_matched(session, update(Delivery).where(Delivery.id == row.id, Delivery.status == row.status,
                                                  Delivery.next_attempt_at == row.next_attempt_at)

@@ -186,7 +186,8 @@ def plan_move(session: Session, user: User, *, days: object = None, to_next_time
     if to_next_timer:
         due = next_timer(session, panchayat)
         if due is None:
-            raise Refused(M_("no timer is waiting in this training Panchayat: start a case, or move by days"))
+            raise Refused(M_("no timer is waiting in this training Panchayat: start a case, or move by days"),
+                          then=M_("Start a training case, or move the clock by a number of days."))
         to = max(due + timedelta(seconds=1), now)
     else:
         count = _whole_days(days)
@@ -245,9 +246,12 @@ def move_clock(sessions: sessionmaker[Session], user: User, to: datetime) -> Mov
         session.refresh(panchayat)
         if to <= moved_from:
             raise Refused(M_("the training clock already reads %(now)s; it moves only forward",
-                             now=moved_from.isoformat(timespec="minutes")))
+                             now=moved_from.isoformat(timespec="minutes")),
+                          then=M_("Choose a later time: the training clock never moves back; the administrator can "
+                                  "reset the training Panchayat for a fresh start."))
         if to - moved_from > timedelta(days=MAX_MOVE_DAYS, seconds=1):
-            raise Refused(M_("the clock moves by at most %(most)s days at a time", most=MAX_MOVE_DAYS))
+            raise Refused(M_("the clock moves by at most %(most)s days at a time", most=MAX_MOVE_DAYS),
+                          then=M_("Move the clock again for the rest of the days."))
         step = int((to - moved_from).total_seconds())
         panchayat.clock_offset_seconds = (panchayat.clock_offset_seconds or 0) + max(step, 1)
         audit.record(session, "training.clock_moved", actor=user.username,
@@ -306,7 +310,9 @@ def reset(session: Session, code: str, actor: str | None = None) -> Panchayat:
     old = session.scalar(select(Panchayat).where(Panchayat.code == code))
     if old is None or not old.training:
         raise Refused(M_("no training Panchayat has the code %(code)s; a live Panchayat is never reset",
-                         code=str(code)[:40]))
+                         code=str(code)[:40]),
+                      then=M_("A live Panchayat's cases are kept as they are; choose the code of a training "
+                              "Panchayat."))
     now = clock.now()
     old.code = f"{code[:10]}~{old.id}"
     old.samiti_code = f"{old.samiti_code[:24]}~{old.id}"

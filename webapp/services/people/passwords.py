@@ -97,6 +97,10 @@ def known_words(session: Session, username: str, display_name: str | None, panch
     return words
 
 
+SIMULATED = M_("Nothing more can be done for a user the simulator made; an administrator can make a real user "
+               "for the officer.")  # the next step of :func:`simulated_refusal`
+
+
 def simulated_refusal(username: str) -> Message:
     """Why a user the simulator made gets neither a password nor an API token (a catalogue message)."""
     return M_("the user %(name)s was made by the simulator and cannot sign in: it has no password and gets no "
@@ -121,7 +125,7 @@ def set_password(session: Session, username: str, password: str, *, current: str
     if user is None:
         raise NotFound(M_("no user %(name)s", name=username))
     if user.simulated:
-        raise Refused(simulated_refusal(user.username))
+        raise Refused(simulated_refusal(user.username), then=SIMULATED)
     if current is not None and not check_password_hash(user.password_hash, current):
         raise Refused(M_("the present password is not right"), {"current": M_("not right")})
     check(password, known_words(session, user.username, user.display_name, user.panchayat_id))

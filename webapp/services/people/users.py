@@ -95,7 +95,8 @@ def create_panchayat(session: Session, code: str, name: str, samiti_code: str, d
     textguard.check_one_line(district or "", "district", M_("the district"))
     check_settings(timezone, appeal_period_days=appeal_period_days)
     if session.scalar(select(Panchayat).where(Panchayat.code == code)) is not None:
-        raise Refused(M_("a Panchayat with code %(code)s already exists", code=code))
+        raise Refused(M_("a Panchayat with code %(code)s already exists", code=code),
+                      then=M_("Choose another code, or use the Panchayat that exists."))
     other_kind = session.scalar(select(Panchayat.code).where(Panchayat.samiti_code == samiti_code,
                                                               Panchayat.training.is_(not training))
                                 .order_by(Panchayat.code).limit(1))
@@ -205,9 +206,11 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
               district: str | None = None) -> User:
     """:func:`create_user` (``password`` given) or :func:`create_simulator_user` (None)."""
     if role not in ROLES:
-        raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)))
+        raise Refused(M_("unknown role %(role)s; roles are %(roles)s", role=repr(role), roles=", ".join(ROLES)),
+                      then=M_("Choose one of the roles listed."))
     if not isinstance(username, str) or textguard.is_blank(username) or len(username) > 80:
-        raise Refused(M_("a user name of 1 to 80 characters is required"))
+        raise Refused(M_("a user name of 1 to 80 characters is required"),
+                      then=M_("Give a user name of 1 to 80 characters."))
     for field, text, label in (("username", username, M_("the user name")),
                                ("display_name", display_name or "", M_("the display name"))):
         textguard.check(text, field, label)
@@ -219,19 +222,23 @@ def _new_user(session: Session, username: str, password: str | None, role: str, 
                          "not %(name)s", name=repr(username)), {"username": M_("letters, digits, . - _")})
     taken = session.scalar(select(User).where(func.lower(User.username) == username.lower()))
     if taken is not None:  # "Secretary" beside "secretary" would be told apart by nobody
-        raise Refused(M_("the user %(name)s already exists", name=taken.username))
+        raise Refused(M_("the user %(name)s already exists", name=taken.username),
+                      then=M_("Choose another user name, or change the user that exists."))
     panchayat = None
     if panchayat_code:
         panchayat = session.scalar(select(Panchayat).where(Panchayat.code == panchayat_code))
         if panchayat is None:
-            raise Refused(M_("no Panchayat has the code %(code)s", code=panchayat_code))
+            raise Refused(M_("no Panchayat has the code %(code)s", code=panchayat_code),
+                          then=M_("Check the code: the list of Panchayats shows every code."))
     if password is not None:
         passwords.check(password, passwords.known_words(session, username, display_name,
                                                         panchayat.id if panchayat else None))
     if role in PANCHAYAT_ROLES and panchayat is None:
-        raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))))
+        raise Refused(M_("a %(role)s needs --panchayat CODE", role=M_(role.replace("_", " "))),
+                      then=M_("Give the code of the officer's Panchayat with --panchayat."))
     if role == "appellate_authority" and not samiti_code:
-        raise Refused(M_("an appellate authority needs --samiti CODE"))
+        raise Refused(M_("an appellate authority needs --samiti CODE"),
+                      then=M_("Give the code of the appellate authority's Samiti with --samiti."))
     if role == "district_officer" and not district:
         raise Refused(M_("a district officer needs --district NAME and no other scope; only a district officer has "
                          "a District"), {"district": M_("a District for a district officer only")})
@@ -325,11 +332,13 @@ def issue_token(session: Session, username: str, label: str = "") -> tuple[ApiTo
     if user is None:
         raise NotFound(M_("no user %(name)s", name=username))
     if user.simulated:
-        raise Refused(passwords.simulated_refusal(user.username))
+        raise Refused(passwords.simulated_refusal(user.username), then=passwords.SIMULATED)
     if not user.active:
-        raise Refused(M_("the user %(name)s is inactive; a token would not work", name=username))
+        raise Refused(M_("the user %(name)s is inactive; a token would not work", name=username),
+                      then=M_("Nothing more can be done for an inactive user; an administrator can make a new user "
+                              "for the officer."))
     if len(label) > 200:
-        raise Refused(M_("a token label has at most 200 characters"))
+        raise Refused(M_("a token label has at most 200 characters"), then=M_("Give a shorter label."))
     token = secrets.token_urlsafe(32)
     row = ApiToken(user_id=user.id, token_hash=_digest(token), created_at=clock.now(), role=user.role,
                    panchayat_id=user.panchayat_id, samiti_code=user.samiti_code, district=user.district, label=label)
@@ -431,7 +440,8 @@ def revoke_token(session: Session, token_id: int, admin: User | None = None) -> 
     if row is None or user is None or (admin is not None and not can_manage_user(session, admin, user)):
         raise NotFound(M_("no API token %(id)s", id=token_id))
     if row.revoked_at is not None:
-        raise Refused(M_("API token %(id)s was already revoked at %(when)s", id=token_id, when=row.revoked_at))
+        raise Refused(M_("API token %(id)s was already revoked at %(when)s", id=token_id, when=row.revoked_at),
+                      then=M_("Nothing more is needed: the token no longer works; a new one can be made."))
     row.revoked_at = clock.now()
     session.flush()
     return row
@@ -451,7 +461,8 @@ def deactivate(session: Session, username: str) -> User:
     if user is None:
         raise NotFound(M_("no user %(name)s", name=username))
     if not user.active:
-        raise Refused(M_("the user %(name)s is already inactive", name=username))
+        raise Refused(M_("the user %(name)s is already inactive", name=username),
+                      then=M_("Nothing more is needed: the user can no longer sign in."))
     user.active = False
     session.flush()
     return user
@@ -547,7 +558,8 @@ def set_language(session: Session, user_id: int, language: str) -> None:
         NotFound: for an unknown user id.
     """
     if language not in LANGUAGES:
-        raise Refused(M_("unknown language %(code)s; choose en or hi", code=repr(language)))
+        raise Refused(M_("unknown language %(code)s; choose en or hi", code=repr(language)),
+                      then=M_("Choose en (English) or hi (Hindi)."))
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(M_("no user %(name)s", name=user_id))

@@ -19,7 +19,7 @@ import handlers
 from handlers.context import HandlerContext
 from webapp import logs
 from webapp.engine.execution import runtime
-from webapp.errors import CaseHeld, EngineFailure, NotPermitted, Refused, TaskFailed
+from webapp.errors import CLOSED_CASE, CaseHeld, EngineFailure, NotPermitted, Refused, TaskFailed
 from webapp.i18n import M_, OR, message_list
 from webapp.services.diagrams import repository
 from webapp.services.money import ledger
@@ -316,7 +316,7 @@ def open_run(session: Session, user: User, case_id: int | str) -> CaseRun:
     case = get_case(session, user, case_id)
     if case.status != "running":
         raise Refused(M_("case %(number)s is closed (%(outcome)s)", number=case.case_number,
-                         outcome=M_(case.outcome.replace("_", " "))))
+                         outcome=M_(case.outcome.replace("_", " "))), then=CLOSED_CASE)
     run = CaseRun(session, case, user)
     run.begin_act()
     check_after_impoundment(run.cf, clock.now())
@@ -335,4 +335,5 @@ def check_after_impoundment(cf: CaseFile, at: datetime) -> None:
         local = cf.impounded_at.astimezone(ZoneInfo(cf.timezone))
         raise Refused(M_("the cattle of case %(case)s were impounded on %(day)s at %(time)s; nothing is recorded "
                          "in the case before that", case=cf.case_number, day=local.date(),
-                         time=local.strftime("%H:%M")))
+                         time=local.strftime("%H:%M")),
+                      then=M_("Record the act at its true time, after the impoundment."))

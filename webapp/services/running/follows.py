@@ -33,6 +33,20 @@ DEADLINE_NAMES = {
     "appeal_last_day": N_("the last day for an appeal"),
     "transfer_lock_until": N_("the last day the buyer may not transfer the cattle"),
 }
+# a ledger entry's accounts in words, each with its own postposition, so that each language puts it in
+# its oblique case ("उचंत खाते में", "स्वामी को"; docs/glossary.md)
+FROM_ACCOUNT = {
+    "suspense": N_("from the suspense account"), "pound_account": N_("from the pound account"),
+    "panchayat_fund": N_("from the Panchayat fund"), "owner": N_("from the owner"), "buyer": N_("from the buyer"),
+    "objector": N_("from the objector"), "receiving_officer": N_("from the receiving officer"),
+    "pound_keeper": N_("from the pound keeper"),
+}
+TO_ACCOUNT = {
+    "suspense": N_("to the suspense account"), "pound_account": N_("to the pound account"),
+    "panchayat_fund": N_("to the Panchayat fund"), "owner": N_("to the owner"), "buyer": N_("to the buyer"),
+    "objector": N_("to the objector"), "receiving_officer": N_("to the receiving officer"),
+    "pound_keeper": N_("to the pound keeper"),
+}
 
 
 @dataclass
@@ -48,12 +62,68 @@ class Snapshot:
     ready: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
+# what an act did, once it is confirmed, said in the past (:meth:`Follow.done`); the check step says
+# what will follow in the present
+PAST = {
+    "%(amount)s goes %(source)s %(target)s (%(kind)s)":
+        N_("%(amount)s went %(source)s %(target)s (%(kind)s)"),
+    "%(animal)s is recorded as dead on %(day)s":
+        N_("%(animal)s was recorded as dead on %(day)s"),
+    "%(animal)s is recorded as escaped on %(day)s":
+        N_("%(animal)s was recorded as escaped on %(day)s"),
+    "%(deadline)s will be %(day)s":
+        N_("%(deadline)s is now %(day)s"),
+    "%(document)s %(number)s is issued":
+        N_("%(document)s %(number)s was issued"),
+    "a calf, %(animal)s, joins the lot from %(day)s":
+        N_("a calf, %(animal)s, joined the lot from %(day)s"),
+    "a notification goes to the %(roles)s":
+        N_("a notification went to the %(roles)s"),
+    "document %(number)s is cancelled: it is kept, marked CANCELLED":
+        N_("document %(number)s was cancelled: it is kept, marked CANCELLED"),
+    "first, “%(timer)s” takes effect: its time has come":
+        N_("first, “%(timer)s” took effect: its time had come"),
+    "no animal is left in the Panchayat's custody":
+        N_("no animal was left in the Panchayat's custody"),
+    "the act “%(act)s” is undone: the case is back as it was before it":
+        N_("the act “%(act)s” was undone: the case is back as it was before it"),
+    "the appeal of %(name)s against %(decision)s is recorded on %(day)s":
+        N_("the appeal of %(name)s against %(decision)s was recorded on %(day)s"),
+    "the appeal of %(name)s is struck out":
+        N_("the appeal of %(name)s was struck out"),
+    "the auction closes: %(buyer)s buys the cattle for %(amount)s (%(kind)s)":
+        N_("the auction closed: %(buyer)s bought the cattle for %(amount)s (%(kind)s)"),
+    "the bid of %(bidder)s for %(amount)s is struck out":
+        N_("the bid of %(bidder)s for %(amount)s was struck out"),
+    "the case closes: %(outcome)s":
+        N_("the case closed: %(outcome)s"),
+    "the case is open again":
+        N_("the case was opened again"),
+    "the conditional auction opens on %(first)s and runs to %(last)s":
+        N_("the conditional auction was opened: from %(first)s to %(last)s"),
+    "the notice is withdrawn: no notice period runs":
+        N_("the notice was withdrawn: no notice period runs"),
+    "the objection of %(name)s is recorded on %(day)s":
+        N_("the objection of %(name)s was recorded on %(day)s"),
+    "the objection of %(name)s is struck out":
+        N_("the objection of %(name)s was struck out"),
+    "“%(task)s” opens for the %(role)s":
+        N_("“%(task)s” opened for the %(role)s"),
+}
+
+
 @dataclass
 class Follow:
     """One thing that follows from an act: its words, and the document it issued (id, number) if any."""
 
     text: Message
     document_id: int | None = None
+
+    def done(self) -> Follow:
+        """The same follow said in the past, for the page after Confirm (:data:`PAST`; a follow that
+        states how things stand is the same before and after)."""
+        past = PAST.get(self.text.template)
+        return Follow(M_(past, **self.text.params), self.document_id) if past else self
 
     def as_json(self) -> dict[str, Any]:
         """``{"text": English words, "document_id": id or null}`` for the API."""
@@ -127,9 +197,10 @@ def describe(session: Session, before: Snapshot, case_id: int | None = None) -> 
                                   _document_id(session, case.id, number)))
     for entry in session.scalars(select(LedgerEntry).where(LedgerEntry.case_id == case.id, LedgerEntry.id > before.last_entry)
                                  .order_by(LedgerEntry.id)):
-        follows.append(Follow(M_("%(amount)s goes from the %(source)s to the %(target)s (%(kind)s)",
-                                 amount=format_rupees(entry.amount), source=_words(entry.from_account),
-                                 target=_words(entry.to_account), kind=_words(entry.kind))))
+        source, target = FROM_ACCOUNT.get(entry.from_account), TO_ACCOUNT.get(entry.to_account)
+        follows.append(Follow(M_("%(amount)s goes %(source)s %(target)s (%(kind)s)", amount=format_rupees(entry.amount),
+                                 source=M_(source) if source else _words(entry.from_account),
+                                 target=M_(target) if target else _words(entry.to_account), kind=_words(entry.kind))))
     after = _ready(session, case.id) if case.status == "running" else {}
     # the same task made again (the next bid) opens nothing new; one more of it (a second claim to
     # decide) does

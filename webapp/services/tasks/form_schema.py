@@ -36,15 +36,18 @@ def validate_schema(schema: dict[str, Any], data: dict[str, Any]) -> None:
     except Unresolvable as unresolvable:
         raise Refused(M_("the form refers to %(ref)s outside itself, which is never fetched; nothing was saved. "
                          "An administrator must deploy a corrected form.",
-                         ref=str(getattr(unresolvable, "ref", "") or unresolvable))) from None
+                         ref=str(getattr(unresolvable, "ref", "") or unresolvable)),
+                      then=M_("The task waits until an administrator deploys a corrected form.")) from None
     except forms.PatternRefused as refused:
         raise Refused(M_("the form has a pattern that cannot be checked in linear time (%(detail)s); nothing was "
-                         "saved. An administrator must deploy a corrected form.", detail=str(refused))) from None
+                         "saved. An administrator must deploy a corrected form.", detail=str(refused)),
+                      then=M_("The task waits until an administrator deploys a corrected form.")) from None
     except Exception:  # a RecursionError, a format checker's exception: the form's defect, not the officer's
         failure = forms.validator_failure(schema, data) or "its validator fails"
         raise Refused(M_("the form cannot check what was entered (%(detail)s); nothing was saved. An administrator "
                          "must deploy a corrected form; until then the act can be recorded on paper.",
-                         detail=failure)) from None
+                         detail=failure),
+                      then=M_("The task waits until an administrator deploys a corrected form.")) from None
     if not errors:
         return
     check_conditions(schema, data)  # an if/then the form states is named in words, not jsonschema's

@@ -34,6 +34,12 @@ from webapp.services.tasks.why_not_open import unsold_withdrawn
 from webapp.values import fees, legal_time, textguard
 from webapp.values.casefile import CaseFile
 
+# next steps of the refusals below (webapp.errors.Rule130Error.then)
+AUCTION_OVER = M_("Nothing more can be done in this auction: its period has ended. The sarpanch decides what "
+                  "becomes of the cattle next.")
+ON_MERITS = M_("The sarpanch decides the claim on its merits instead (proved or not proved); against the decision, "
+               "any person may appeal.")
+
 Check = Callable[[Session, CaseFile, dict[str, Any], datetime], dict[str, Any]]
 CHECKS: dict[str, Check] = {}
 
@@ -134,7 +140,9 @@ def _deadline(cf: CaseFile, timer_id: str, at: datetime, what: str) -> None:
     if due and at >= legal_time.parse_instant(due):
         last = legal_time.day_before_instant(due, cf.timezone)
         raise DeadlinePassed(M_("%(what)s ended on %(day)s", what=what, day=last),
-                             last_day=fmt_day(last))
+                             last_day=fmt_day(last),
+                             then=M_("Nothing more can be done for this act: its period has ended. The case page "
+                                     "shows what is due now."))
 
 
 def _require_text(data: dict[str, Any], field: str, label: str) -> str:
@@ -201,7 +209,9 @@ def _publish(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime)
     data["objection_period_days"] = days
     data["full_price"] = parse_amount(data.get("full_price"), "full_price", M_("the full price"), positive=True)
     if not cf.living_animals():
-        raise Refused(M_("no animal is left in the pound to notify"))
+        raise Refused(M_("no animal is left in the pound to notify"),
+                      then=M_("No notice is needed: no animal is left in the pound. The case page shows what is due "
+                              "now."))
     return data
 
 
@@ -234,23 +244,31 @@ def _bid(session: Session, cf: CaseFile, data: dict[str, Any], at: datetime) -> 
     data["amount"] = parse_amount(data.get("amount"), "amount", M_("the bid"), positive=True)
     auction = cf.auction
     if auction is None:
-        raise Refused(M_("no conditional auction is open for this case"))
+        raise Refused(M_("no conditional auction is open for this case"),
+                      then=M_("The secretary opens the conditional auction with the notice; the case page shows what "
+                              "is due now."))
     if cf.interim is not None and auction.round == 1:
         raise Refused(M_("the conditional auction was withdrawn when the cattle were delivered on security "
-                      "(Rule 130(c) Explanation); no bid can be taken"))
+                      "(Rule 130(c) Explanation); no bid can be taken"),
+                      then=M_("Nothing more can be done in the auction: the cattle are with the objector on security "
+                              "until the sarpanch decides the claim."))
     if auction.status == "withdrawn" or (cf.owner_proved is None and any(o.decision == "proved" for o in cf.objections)
                                          and auction.status == "open" and cf.sale is None):
         raise Refused(M_("the conditional auction was withdrawn: an objector proved the cattle to be his own "
-                      "(Rule 130(c)); no bid can be taken"))
+                      "(Rule 130(c)); no bid can be taken"),
+                      then=M_("Nothing more can be done in the auction: the cattle go to the owner who proved them; "
+                              "against that decision, any person may appeal."))
     if auction.status != "open":
         closed_on = auction.closed_on or auction.last_day  # a full-price bid closes it early (Note to Rule 130(b))
         raise DeadlinePassed(M_("the auction closed on %(day)s; no bid can be taken", day=closed_on),
-                             last_day=fmt_day(min(closed_on, auction.last_day)))
+                             last_day=fmt_day(min(closed_on, auction.last_day)), then=AUCTION_OVER)
     if not legal_time.is_within(at, auction.last_day, cf.timezone):
         raise DeadlinePassed(M_("the auction closed at the end of %(day)s; no bid can be taken", day=auction.last_day),
-                             last_day=fmt_day(auction.last_day))
+                             last_day=fmt_day(auction.last_day), then=AUCTION_OVER)
     if not cf.living_animals():  # the auction covers the living (RULE130.md "Money")
-        raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); no bid can be taken"))
+        raise Refused(M_("no animal of the lot is alive in the pound (each died or escaped); no bid can be taken"),
+                      then=M_("Nothing more can be sold: each animal died or escaped. The case page shows what is "
+                              "due now."))
     return data
 
 
@@ -333,12 +351,15 @@ def _objection(session: Session, cf: CaseFile, data: dict[str, Any], at: datetim
                              "security to another claimant", other=proved),
                           {"decision": M_("another claim is proved")})
         if cf.interim is not None:
-            raise Refused(M_("the cattle were already delivered on security to %(objector)s", objector=cf.interim.objector))
+            raise Refused(M_("the cattle were already delivered on security to %(objector)s", objector=cf.interim.objector),
+                          then=M_("Nothing more is needed: the cattle are with the objector on security until the "
+                                  "claim is decided."))
         if cf.sale is not None:
             raise Refused(M_("the cattle were sold in the conditional auction; interim delivery is only possible "
-                          "while they are in the pound"))
+                          "while they are in the pound"), then=ON_MERITS)
         if cf.dispatch is not None:
-            raise Refused(M_("the cattle were sent for sale; interim delivery is only possible while they are in the pound"))
+            raise Refused(M_("the cattle were sent for sale; interim delivery is only possible while they are in the pound"),
+                          then=ON_MERITS)
     else:
         if not textguard.is_blank(data.get("security")):  # the officer may have meant interim delivery
             raise Refused(M_("a security is taken only when the cattle are delivered on security (Rule 130(c) "

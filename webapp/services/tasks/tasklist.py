@@ -274,6 +274,9 @@ def _no_longer_open(row: CaseTask) -> str:
     return M_("the task '%(task)s' is no longer open: it was %(state)s", task=M_(row.title), state=M_(row.state))
 
 
+HELD = M_("The officer who holds it can release it, or the sarpanch can give it to another officer of its role.")
+
+
 def _holder_message(session: Session, row: CaseTask, tz: str) -> str:
     holder = session.get(User, row.claimed_by)
     name = f"{holder.display_name} ({holder.username})" if holder else str(row.claimed_by)
@@ -317,7 +320,8 @@ def check_holder(session: Session, case: Case, task_id: str, user: User) -> None
         # submissions at the same moment): this one must not complete it again
         raise Conflict(CONFLICT_MESSAGE)
     if row.claimed_by not in (None, user.id):
-        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by,
+                       then=HELD)
 
 
 def claim(session: Session, user: User, case_id: int | str, task_id: str) -> CaseTask:
@@ -340,7 +344,8 @@ def claim(session: Session, user: User, case_id: int | str, task_id: str) -> Cas
     if not hit:
         if row.state != READY:
             raise Conflict(_no_longer_open(row))
-        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by,
+                       then=HELD)
     return row
 
 
@@ -353,13 +358,16 @@ def release(session: Session, user: User, case_id: int | str, task_id: str) -> C
     """
     _case, row = _visible_row(session, user, case_id, task_id)
     if row.claimed_by is None:
-        raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)))
+        raise Refused(M_("you do not hold the task '%(task)s'; nobody has claimed it", task=M_(row.title)),
+                      then=M_("Nothing more is needed: the task is open to every officer of its role; claim it to "
+                              "hold it."))
     hit = rows_matched(
         session, update(CaseTask).where(CaseTask.id == row.id, CaseTask.claimed_by == user.id)
         .values(claimed_by=None, claimed_at=None).execution_options(synchronize_session=False))
     session.refresh(row)
     if not hit:
-        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by)
+        raise Conflict(_holder_message(session, row, _case_tz(session, row)), holder_id=row.claimed_by,
+                       then=HELD)
     return row
 
 

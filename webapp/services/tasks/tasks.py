@@ -16,7 +16,7 @@ from SpiffWorkflow.util.task import TaskState
 from sqlalchemy.orm import Session
 
 from webapp.engine.execution import runtime
-from webapp.errors import Conflict, DeadlinePassed, NotFound, Refused
+from webapp.errors import CLOSED_CASE, RELOAD, Conflict, DeadlinePassed, NotFound, Refused
 from webapp.i18n import M_, message_list
 from webapp.services.cases import cases
 from webapp.services.people import users
@@ -150,7 +150,8 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
             raise
         except Refused:
             pass
-        raise Refused(M_("case %(case_number)s is closed (%(outcome)s)", case_number=case.case_number, outcome=M_(case.outcome.replace("_", " "))))
+        raise Refused(M_("case %(case_number)s is closed (%(outcome)s)", case_number=case.case_number, outcome=M_(case.outcome.replace("_", " "))),
+                      then=CLOSED_CASE)
 
     def ready() -> Any:
         found = [task for task in runtime.ready_user_tasks(run.wf) if task.task_spec.bpmn_id == element_id and all(
@@ -166,7 +167,8 @@ def act(session: Session, user: User, case_id: int | str, element_id: str, data:
                                  objectors=message_list(claims)), {"objector": M_("choose one of the open claims")})
             raise Refused(M_("%(count)s tasks '%(bpmn_name)s' are open in case %(case_number)s; complete one "
                              "by its task id", count=len(found), bpmn_name=M_(task_spec.bpmn_name),
-                             case_number=run.case.case_number))
+                             case_number=run.case.case_number),
+                          then=M_("Complete it from the task list, where each open task has its own link."))
         return found[0] if found else None
 
     return _complete(session, user, run, task_spec, data, ready, objector=match.get("objector"))
@@ -185,8 +187,9 @@ def _complete(session: Session, user: User, run: cases.CaseRun, task_spec: Any, 
         why = why_not_open.why_not_open(task_spec.bpmn_id, run.cf, clock.now(), objector)
         if why is not None:
             raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now: %(why)s",
-                             bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number, why=why))
-        raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now", bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number))
+                             bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number, why=why), then=RELOAD)
+        raise Refused(M_("the task '%(bpmn_name)s' is not open in case %(case_number)s now", bpmn_name=M_(task_spec.bpmn_name), case_number=run.case.case_number),
+                      then=RELOAD)
     tasklist.check_holder(session, run.case, str(task.id), user)  # claimed by another officer: 409
     runtime.complete_user_task(run.wf, task, cleaned)
     run.event("task", task_spec.bpmn_name or task_spec.bpmn_id, element_id=task_spec.bpmn_id,

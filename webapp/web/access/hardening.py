@@ -172,7 +172,7 @@ def _json_body(force: bool) -> object:
         deep = body is not None and _depth(body) > JSON_DEPTH
     if deep:
         raise Refused(M_("the request's JSON nests arrays or objects more than %(levels)s levels deep",
-                                   levels=JSON_DEPTH))
+                                   levels=JSON_DEPTH), then=M_("Send the data with fewer levels of nesting."))
     return body
 
 

@@ -1,7 +1,7 @@
 """The JSON API's errors: every failure under ``/api/`` as ``{"error": {"code", "message"}}``.
 
-``"fields"`` is added for refused form fields and ``"last_day"`` for a deadline that has passed
-(docs/api.md); a refused diagram carries its problems and verdict. The API's blueprints
+``"fields"`` is added for refused form fields, ``"last_day"`` for a deadline that has passed and
+``"then"`` for what can still be done, and by whom (docs/api.md); a refused diagram carries its problems and verdict. The API's blueprints
 (:mod:`webapp.web.api.routes`, the tariffs and process versions) register these functions as their error
 handlers; no page's error handler is touched.
 """
@@ -59,11 +59,12 @@ def rule130_error(error: Rule130Error) -> Response:
     if error.status >= 500:
         log.error("API %s %s failed: %s", request.method, request.path, error.message)
     if isinstance(error, InvalidDiagram):
-        return error_response(error.status, error.code, error.message, **invalid_diagram_details(error))
+        return error_response(error.status, error.code, error.message, then=error.then,
+                              **invalid_diagram_details(error))
     fields = (error.field_errors or None) if isinstance(error, Refused) else None
     last_day = error.details.get("last_day")
     return error_response(error.status, error.code, error.message, fields=fields,
-                          last_day=str(last_day) if last_day else None)
+                          last_day=str(last_day) if last_day else None, then=error.then)
 
 
 def http_error(error: HTTPException) -> Response:

@@ -130,7 +130,7 @@ def new_case() -> Any:
         if "submission" in refused.field_errors:  # the key recorded another case: a new key for this form
             values["submission"] = uuid.uuid4().hex
         return render_template("officer/new_case.html", values=values, rows=rows, error=refused.message,
-                               field_errors=refused.field_errors, **context), 422
+                               then=refused.then, field_errors=refused.field_errors, **context), 422
     check.tell(M_("Case %(number)s opened.", number=case.case_number), told, case.id)  # with what followed
     return redirect(url_for("officer.case", case_id=case.id))
 
@@ -146,7 +146,7 @@ def _opening_check(values: dict[str, str], rows: list[dict[str, str]], animals: 
         (_("Place impounded (pound)"), values["place_impounded"].strip()),
         (_("Village nearest the place of seizure (where the notice is published)"), values["nearest_village"].strip())]
     for n, animal in enumerate(animals, start=1):
-        described = ", ".join(part for part in (words(animal["species"]) if animal["species"] else "",
+        described = ", ".join(part for part in (fmt_words(animal["species"]) if animal["species"] else "",
                                                 animal["description"],
                                                 _("tag %(tag)s", tag=animal["tag"]) if animal["tag"] else "") if part)
         printed.append((_("Animal %(num)s", num=n), described))
@@ -158,8 +158,9 @@ def _opening_check(values: dict[str, str], rows: list[dict[str, str]], animals: 
 
 
 def _case_page(case_id: int, *, status: int = 200, action: str | None = None, error: str | None = None,
-               values: dict[str, str] | None = None) -> Any:
-    """The case page; ``action``/``error`` put a refusal beside the action form that caused it."""
+               values: dict[str, str] | None = None, then: str | None = None) -> Any:
+    """The case page; ``action``/``error`` put a refusal beside the action form that caused it, with
+    ``then``, what can still be done (:attr:`webapp.errors.Rule130Error.then`)."""
 
     session, user = db_session(), me()
     case = cases.get_case(session, user, case_id)
@@ -191,7 +192,7 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "waiting_names": [names.get(i) or i for i in marks.waiting],
         "timer": overview.next_timer(run.wf) if running else None,
         "bpmn_available": BPMN_JS_DIST.is_dir(),
-        "running": running, "action": action, "action_error": error, "values": values or {},
+        "running": running, "action": action, "action_error": error, "action_then": then, "values": values or {},
     }
     return render_template("officer/case.html", **context), status
 
@@ -225,7 +226,8 @@ def _case_act(case_id: int, action: str, fn: Any, *args: Any, done: Message, val
                                 if deadline and last else None, warnings=warnings)
         _case, told = uow.perform_told(sessions(), action, fn, user, case_id, *args, case_id=case_id, user=user, **kwargs)
     except Refused as refused:
-        return _case_page(case_id, status=422, action=action, error=refused.message, values=values)
+        return _case_page(case_id, status=422, action=action, error=refused.message, values=values,
+                          then=refused.then)
     check.tell(done, told, case_id)
     return redirect(url_for("officer.case", case_id=case_id))
 

@@ -66,8 +66,9 @@ def render(*, title: Message | str, printed: list[tuple[str, str]], follows: lis
 
 
 def tell(done: Message, told: list[Follow], case_id: int) -> None:
-    """Flash what was done and each thing that followed (a document issued with its link)."""
+    """Flash what was done and each thing that followed (a document issued with its link), in the past
+    tense (:meth:`webapp.services.running.follows.Follow.done`)."""
     flash_message(done, "success")
     for follow in told:
         category = f"follow-doc:{case_id}:{follow.document_id}" if follow.document_id else "follow"
-        flash_message(M_("%(what)s.", what=follow.text), category)
+        flash_message(M_("%(what)s.", what=follow.done().text), category)  # what it did: the past

@@ -75,14 +75,14 @@ def my_tasks() -> Any:
     session, user = db_session(), me()
     filters = {"role": request.args.get("role", "").strip(), "status": request.args.get("status", "").strip() or "ready",
                "case": request.args.get("case", "").strip()}
-    error, status = None, 200
+    error, then, status = None, None, 200
     try:
         listing = tasks.my_tasks(session, user, role=filters["role"] or None, status=filters["status"],
                                  case=filters["case"] or None)
     except Refused as refused:
-        error, status = refused.message, 422
+        error, then, status = refused.message, refused.then, 422
         listing = tasks.my_tasks(session, user)
-    return render_template("officer/tasks.html", listing=listing, tasks=listing.rows, filters=filters, error=error,
+    return render_template("officer/tasks.html", listing=listing, tasks=listing.rows, filters=filters, error=error, then=then,
                            lanes=tasklist.visible_lanes(user), statuses=tasklist.STATUSES,
                            officers=tasklist.officers_by_lane(session, user), me=user), status
 
@@ -122,6 +122,8 @@ def reassign_task(case_id: int, task_id: str) -> Any:
         row = uow.perform(sessions(), "reassign_task", tasklist.reassign, user, case_id, task_id, officer, user=user)
     except Refused as refused:
         flash_message(refused.message, "error")
+        if refused.then:
+            flash_message(refused.then, "info")
         return _back_to_list()
     flash_message(M_("“%(task)s” in case %(number)s is now with %(officer)s.", task=M_(words(row.title)),
                      number=row.case_number, officer=officer), "success")
@@ -152,7 +154,7 @@ def _task_fields(view: tasks.TaskView, values: dict[str, Any], errors: dict[str,
 
 def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, error: str | None = None,
                  field_errors: dict[str, str] | None = None, lock_version: int | None = None,
-                 status: int = 200) -> Any:
+                 status: int = 200, then: str | None = None) -> Any:
     field_errors = field_errors or {}
     fields = _task_fields(view, values or {}, field_errors)
     names = {f["name"] for f in fields}
@@ -163,7 +165,7 @@ def _render_task(view: tasks.TaskView, *, values: dict[str, Any] | None = None, 
     case = cases.get_case(session, me(), view.case_id)
     row = tasklist.task_row(session, me(), view.case_id, view.task_id)
     cf = casefile.load(case.file_json)
-    return render_template("officer/task.html", view=view, row=row, me_id=me().id, fields=fields, error=error, other_errors=other_errors,
+    return render_template("officer/task.html", view=view, row=row, me_id=me().id, fields=fields, error=error, then=then, other_errors=other_errors,
                            objector=objector, cf=cf, summary=cases.summary(session, case), release_due=_release_due(view, cf),
                            lock_version=view.lock_version if lock_version is None else lock_version), status
 
@@ -203,7 +205,7 @@ def task(case_id: int, task_id: str) -> Any:
         _case, told = uow.perform_told(*act, case_id=case_id, user=user)
     except Refused as refused:
         return _render_task(view, values=data, error=refused.message, field_errors=refused.field_errors,
-                            lock_version=expected, status=422)
+                            lock_version=expected, status=422, then=refused.then)
     except Conflict:
         if not _completed_by(case_id, task_id, user):
             raise

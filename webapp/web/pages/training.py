@@ -137,5 +137,5 @@ def move() -> Any:
     except Refused as refused:
         return render_template("training/clock.html", panchayat=panchayat, now=clock.now(),
                                next_timer=training.next_timer(session, panchayat), errors=refused.field_errors,
-                               error=refused.message, days=days), 422
+                               error=refused.message, then=refused.then, days=days), 422
     return render_template("training/check.html", panchayat=panchayat, plan=plan)
