@@ -147,10 +147,13 @@ def test_a_decision_past_its_day_stands_and_the_refusal_names_the_appeal_and_its
     assert i18n.localize(then, language="hi") == (
         "आदेश यथावत रहता है; इसे 30 दिन के भीतर (बुधवार, 11 मार्च 2026 तक) पंचायत समिति में अपील से ही बदला जा सकता है: "
         "अपील सचिव दर्ज करता है।")
-    drive.move("2026-03-12T10:00:00+05:30")  # the appeal period has ended: a lawful dead end, said so
-    with pytest.raises(Refused) as late:
+    # the appeal period has ended: its timer, due at this instant, fires first (issue 34, item 3) and
+    # the outcome is final; the decision stands, and only what it recorded wrongly can still be amended
+    drive.move("2026-03-12T10:00:00+05:30")
+    with pytest.raises(Refused, match="the case moved on after the act") as late:
         correct(drive, role="sarpanch")
-    assert late.value.then == "The order stands: the appeal period has ended, and the rule allows no other change to it."
+    assert late.value.then == ("A corrigendum can amend the names and amounts; a wrong ledger entry is undone by the "
+                               "secretary's reversing entry.")
 
 
 def test_the_api_sends_the_next_step_and_the_hindi_page_shows_it(app, drive):

@@ -140,7 +140,8 @@ def _task_event(session: Session, act: CaseAct) -> CaseEvent:
         CaseEvent.element_id == act.element_id).order_by(CaseEvent.id).limit(1))
     if row is None or not (act.element_id or "").startswith("ut_"):
         raise Refused(M_("the act “%(act)s” is not a task with a form; a corrigendum amends the facts of a task's "
-                         "form or of the opening record", act=M_(act.name)))
+                         "form or of the opening record", act=M_(act.name)),
+                      then=M_("Choose the act whose form recorded the fact, or the opening record."))
     return row
 
 
@@ -197,7 +198,12 @@ def _check_issuer(user: User, act: CaseAct | None, cf: CaseFile, *, dated: bool 
     last = last_day(act, cf)
     if dated and legal_time.local_day(clock.now(), cf.timezone) > last:
         raise Refused(M_("a corrigendum of this act could be issued until %(day)s; the record stands as it is",
-                         day=last))
+                         day=last), then=STANDS)
+
+
+STANDS = M_("The act stands as recorded: it is changed by appeal under Rule 130(e) against the Panchayat's "
+            "decision, or by review by the authority that made the order.")
+"""The next step of a corrigendum refused: the act stands, and how it is changed instead."""
 
 
 def _ways(act: CaseAct | None, cf: CaseFile) -> Message:
@@ -312,7 +318,7 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
     actor = session.get(User, act.actor_user_id) if act.actor_user_id is not None else None
     if actor is None:
         raise Refused(M_("the officer who recorded the act “%(act)s” is no longer known; it cannot be replayed",
-                         act=M_(act.name)))
+                         act=M_(act.name)), then=STANDS)
     session.flush()
     savepoint = session.begin_nested()
     try:
@@ -425,14 +431,16 @@ def plan(session: Session, user: User, case_ref: int | str, act_ref: int | str, 
     _check_issuer(user, act, cf)
     if case.held_incident_id is not None:
         raise Refused(M_("case %(number)s is held by an incident; an administrator must handle it first",
-                         number=case.case_number))
+                         number=case.case_number),
+                      then=M_("An administrator handles the incident; then the corrigendum can be issued."))
     if act is None:
         return _plan_opening(session, case, cf, values)
     if act.corrected_at is not None:
-        raise Refused(M_("the act “%(act)s” was corrected (undone); there is nothing to amend", act=M_(act.name)))
+        raise Refused(M_("the act “%(act)s” was corrected (undone); there is nothing to amend", act=M_(act.name)),
+                      then=M_("Amend the act recorded in its place, if that one is wrong."))
     if case.process_version_id != act.process_version_id:
         raise Refused(M_("the act “%(act)s” was recorded on another version of the process; it cannot be replayed",
-                         act=M_(act.name)))
+                         act=M_(act.name)), then=STANDS)
     event = _task_event(session, act)
     recorded = {k: str(v) for k, v in json.loads(event.detail_json or "{}").items()}
     amended = _amended_values(recorded, values)
@@ -451,14 +459,14 @@ def plan(session: Session, user: User, case_ref: int | str, act_ref: int | str, 
     as_recorded = _replay(session, case, act, dict(recorded), subject)
     if as_recorded.refused is not None:
         raise Refused(M_("the act “%(act)s” cannot be replayed as recorded (%(why)s); a corrigendum cannot be issued",
-                         act=M_(act.name), why=as_recorded.refused.message))
+                         act=M_(act.name), why=as_recorded.refused.message), then=STANDS)
     wrote = [(row.kind, row.name, row.element_id) for row in session.scalars(
         select(CaseEvent).where(CaseEvent.case_id == case.id, CaseEvent.id > acts.marks(act)["event"],
                                 CaseEvent.id <= (act.last_event_id or 0), CaseEvent.kind.not_in(("refusal",)))
         .order_by(CaseEvent.id))]
     if [w for w in wrote if w[0] != "document"] != [h for h in as_recorded.course["history"] if h[0] != "document"]:
         raise Refused(M_("the act “%(act)s” replayed as recorded does not do what it did then; a corrigendum cannot "
-                         "be issued", act=M_(act.name)))
+                         "be issued", act=M_(act.name)), then=STANDS)
     with_amendment = _replay(session, case, act, data, subject)
     if with_amendment.refused is not None:
         refused = with_amendment.refused
@@ -537,7 +545,8 @@ def _money(session: Session, case: Case, result: Plan, old: list[tuple[str, str,
         if later is not None:
             raise Refused(M_("the amount was used by later steps of the case (ledger entry %(entry)s); a corrigendum "
                              "amends an amount only while no later step moved money: the act “%(act)s” stands; "
-                             "%(ways)s", entry=later, act=M_(act.name), ways=_ways(act, casefile.load(case.file_json))))
+                             "%(ways)s", entry=later, act=M_(act.name), ways=_ways(act, casefile.load(case.file_json))),
+                          then=STANDS)
 
 
 def _finish(session: Session, case: Case, cf: CaseFile, result: Plan) -> None:
@@ -560,7 +569,7 @@ def _finish(session: Session, case: Case, cf: CaseFile, result: Plan) -> None:
                             shortfall=amended.shortfall, expected=ledger.expectations(case, amended))
     if found:
         raise Refused(M_("the amended facts would leave the accounts wrong (%(why)s); the act stands; %(ways)s",
-                         why=found[0].message, ways=_ways(result.act, cf)))
+                         why=found[0].message, ways=_ways(result.act, cf)), then=STANDS)
 
 
 # -- issuing ----------------------------------------------------------------------------------------
@@ -666,7 +675,9 @@ def settle(session: Session, user: User, case_ref: int | str, index: int | str) 
         raise NotFound(M_("no money owed %(index)s in case %(number)s", index=index, number=case.case_number))
     owed = cf.owed[number - 1]
     if owed.settled_on is not None:
-        raise Refused(M_("this was recorded as settled on %(day)s", day=owed.settled_on))
+        raise Refused(M_("this was recorded as settled on %(day)s", day=owed.settled_on),
+                      then=M_("Nothing more is to be done: it is settled; a wrong ledger entry is undone by the "
+                              "secretary's reversing entry."))
     now = clock.now()
     owed.settled_on = legal_time.local_day(now, cf.timezone)
     case.file_json = casefile.dump(cf)

@@ -88,14 +88,17 @@ def replace(session: Session, user: User, case_ref: int | str, receiver: Any, re
     text = _reason(reason)
     if case.status != "running":
         raise Refused(M_("case %(number)s is closed (%(outcome)s)", number=case.case_number,
-                         outcome=M_(case.outcome.replace("_", " "))))
+                         outcome=M_(case.outcome.replace("_", " "))),
+                      then=M_("Nothing more can be done: a closed case keeps the officers it had."))
     run = CaseRun(session, case, user)  # not an act to correct: naming the officer again is the remedy
     check_after_impoundment(run.cf, clock.now())
     run.run()  # timers due first (raises CaseHeld for a held case)
     cf = run.cf
     why_not = replaceable(cf)
     if why_not is not None:
-        raise Refused(why_not)
+        raise Refused(why_not, then=M_("The secretary can name another receiving officer only while the one named "
+                                       "has not recorded the remittance; after that, a corrigendum can amend the "
+                                       "names and amounts."))
     dispatch = cf.dispatch
     assert dispatch is not None  # replaceable() said so
     wanted = receiver.strip().lower() if isinstance(receiver, str) else ""

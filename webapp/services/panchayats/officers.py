@@ -442,7 +442,8 @@ def deactivate(session: Session, admin: User | None, username: object, *, succes
     else:
         _check_account_of_admin(session, admin, officer, M_("deactivation"))
     if not officer.active:
-        raise Refused(M_("the user %(name)s is already inactive", name=officer.username))
+        raise Refused(M_("the user %(name)s is already inactive", name=officer.username),
+                      then=M_("Nothing is to be done: the user is inactive; reactivate them if they return."))
     chosen, moved = _hand_over(session, admin, officer, successor, "deactivation")
     users.deactivate(session, officer.username)
     _audit(session, admin, "deactivated", officer, successor=chosen.username if chosen else None,
@@ -464,7 +465,8 @@ def reactivate(session: Session, admin: User | None, username: object) -> Outcom
     officer = get_officer(session, admin, username)
     _check_account_of_admin(session, admin, officer, M_("reactivation"))
     if officer.active:
-        raise Refused(M_("the user %(name)s is already active", name=officer.username))
+        raise Refused(M_("the user %(name)s is already active", name=officer.username),
+                      then=M_("Nothing is to be done: the user can sign in already."))
     officer.active = True
     _audit(session, admin, "reactivated", officer)
     session.flush()
@@ -485,7 +487,8 @@ def reset_password(session: Session, admin: User | None, username: object,
         raise NotPermitted(M_("change your own password on your password page, not here"))
     _check_account_of_admin(session, admin, officer, M_("password reset"))
     if not officer.active:
-        raise Refused(M_("the user %(name)s is inactive; reactivate them first", name=officer.username))
+        raise Refused(M_("the user %(name)s is inactive; reactivate them first", name=officer.username),
+                      then=M_("An administrator of their scope can reactivate them first."))
     from werkzeug.security import generate_password_hash
 
     password = first_password()
@@ -567,7 +570,8 @@ def transfer(session: Session, admin: User | None, username: object, panchayat_c
                          name=officer.username, role=M_(officer.role.replace("_", " "))),
                       {"username": M_("not a Panchayat's officer")})
     if not officer.active:
-        raise Refused(M_("the user %(name)s is inactive; reactivate them first", name=officer.username))
+        raise Refused(M_("the user %(name)s is inactive; reactivate them first", name=officer.username),
+                      then=M_("An administrator of their scope can reactivate them first."))
     target = _panchayat_in_scope(session, admin, panchayat_code, "panchayat_code")
     old = session.get(Panchayat, officer.panchayat_id)
     assert old is not None
