@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import pytest
@@ -20,10 +21,17 @@ def login(client, username):
 
 @pytest.mark.skipif(not BPMN_JS_DIST.is_dir(), reason="npm ci has not installed bpmn-js")
 def test_bpmn_js_is_served_from_the_npm_package(client):
-    response = client.get("/vendor/bpmn-js/bpmn-navigated-viewer.production.min.js")
+    from webapp.web.pages.diagrams import bpmn_js_version
+
+    version = bpmn_js_version()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)  # the installed package's own (package-lock.json)
+    response = client.get(f"/vendor/bpmn-js/{version}/bpmn-navigated-viewer.production.min.js")
     assert response.status_code == 200
     assert b"BpmnJS" in response.data[:200000]
-    assert client.get("/vendor/bpmn-js/../../package.json").status_code == 404
+    # under its version, for a year and immutable: a new version is a new URL
+    assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert client.get("/vendor/bpmn-js/0.0.1/bpmn-navigated-viewer.production.min.js").status_code == 404
+    assert client.get(f"/vendor/bpmn-js/{version}/../../package.json").status_code == 404
 
 
 def test_current_process_page_links_the_deployed_bpmn(client):

@@ -66,8 +66,9 @@ NOT_PAGES = {
     "monitor.metrics": "Prometheus text",
     "openapi.openapi_json": "the API's OpenAPI document (JSON)",
     "officer.index": "a redirect to My tasks (or the sign-in page)",
+    "admin_officers.export_csv": "the officers as CSV",
 }
-NOT_PAGE_PREFIXES = ("api.", "api_versions.", "api_tariffs.")  # the JSON API under /api/v1
+NOT_PAGE_PREFIXES = ("api.", "api_versions.", "api_tariffs.", "api_officers.")  # the JSON API under /api/v1
 
 
 @dataclass
@@ -303,6 +304,9 @@ def visits(world: World, sessions, language: str) -> dict[str, list[tuple[str, s
                 ("inbox", "/inbox", both), ("preferences", "/preferences", both),
                 ("password", "/account/password", both), ("registers", "/registers", both),
                 ("registers of RMP", "/registers/RMP", both), *registers,
+                ("a paper case brought in", "/paper-cases/new", both),
+                ("paper cases from a CSV file", "/paper-cases/upload", both),
+                ("a corrigendum of the opening record", f"/cases/{world.sold}/corrigenda/opening", both),
                 ("a held case", diagram(f"/cases/{world.held}"), phone), ("not found", "/cases/999999", phone)],
         "sar": [("My tasks", "/tasks", phone),
                 ("decision with radios", ready_task(sessions, world.objection, "ut_decide_objection"), both),
@@ -313,6 +317,8 @@ def visits(world: World, sessions, language: str) -> dict[str, list[tuple[str, s
         "recv": [("My tasks", "/tasks", phone)],
         "admin": [("tokens", "/admin/tokens", both), ("tariffs", "/admin/tariffs", both),
                   ("deliveries", "/admin/deliveries", both), ("timers", "/admin/timers", both),
+                  ("officers", "/admin/officers", both), ("an officer", "/admin/officers/sec", both),
+                  ("officers from a CSV file", "/admin/officers/import", both),
                   ("incidents", "/admin/incidents", both),
                   ("an incident", f"/admin/incidents/{world.incident}", both),
                   ("processes", "/admin/processes", both), ("registers of every Panchayat", "/registers", both),
