@@ -21,9 +21,14 @@ if .venv/bin/python -c "import sys, psycopg; psycopg.connect(sys.argv[1], connec
   # printed after the PostgreSQL run's. Either failing fails the whole.
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
+  # With no arguments the browser tests (tests/browser, about a third of the time) run after the
+  # PostgreSQL run, in a SQLite process of their own, so that both cores stay busy to the end.
+  browser_apart=0
+  sqlite_args=("$@")
+  if [ "$#" -eq 0 ]; then browser_apart=1; sqlite_args=(--ignore=tests/browser); fi
   echo "== the suite on SQLite (in the background; its report follows the PostgreSQL run's)"
   env -u RULE130_TEST_POSTGRES RULE130_SCREENSHOTS="$work/screenshots" \
-    .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$work/sqlite" "$@" \
+    .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$work/sqlite" "${sqlite_args[@]}" \
     > "$work/sqlite.log" 2>&1 &
   sqlite_run=$!
   echo "== the suite on PostgreSQL ($PG_URL)"
@@ -34,12 +39,18 @@ if .venv/bin/python -c "import sys, psycopg; psycopg.connect(sys.argv[1], connec
   RULE130_TEST_POSTGRES="$PG_URL" .venv/bin/python -m pytest --basetemp="$work/postgresql" --ignore=tests/browser \
     -m both_databases "$@" \
     || pg_status=$?
+  browser_status=0
+  if [ "$browser_apart" -eq 1 ]; then
+    echo "== the browser tests on SQLite"
+    env -u RULE130_TEST_POSTGRES RULE130_SCREENSHOTS="$work/screenshots" \
+      .venv/bin/python -m pytest -p no:cacheprovider --basetemp="$work/browser" tests/browser || browser_status=$?
+  fi
   sqlite_status=0
   wait "$sqlite_run" || sqlite_status=$?
   echo "== the suite on SQLite: its report"
   cat "$work/sqlite.log"
-  echo "== exit status: SQLite $sqlite_status, PostgreSQL $pg_status"
-  [ "$sqlite_status" -eq 0 ] && [ "$pg_status" -eq 0 ]
+  echo "== exit status: SQLite $sqlite_status, PostgreSQL $pg_status, browser tests $browser_status"
+  [ "$sqlite_status" -eq 0 ] && [ "$pg_status" -eq 0 ] && [ "$browser_status" -eq 0 ]
 else
   echo "PostgreSQL does not answer at $PG_URL: the suite runs on SQLite only"
   exec .venv/bin/python -m pytest "$@"

@@ -5,10 +5,7 @@ number of requests sent is printed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import schemathesis
-import yaml
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -22,7 +19,6 @@ from webapp.services.people import users
 from .driver import TWO_COWS, Driver
 
 MAX_EXAMPLES = 30
-OPENAPI = Path(__file__).resolve().parents[1] / "webapp" / "web" / "api" / "openapi.yaml"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
@@ -50,6 +46,6 @@ def test_schemathesis_finds_no_500_and_no_response_breaking_its_schema(app, sess
     print(f"schemathesis: {total} generated requests over {len(sent)} operations "
           f"(at most {MAX_EXAMPLES} examples each)")
     documented = len(list(schema.get_all_operations()))  # every operation of the OpenAPI document was tried
-    in_the_file = sum(1 for item in yaml.safe_load(OPENAPI.read_text(encoding="utf-8"))["paths"].values()
-                      for method in item if method in ("get", "post", "put", "patch", "delete"))
-    assert documented == in_the_file > 30 and len(sent) == documented and total >= documented * 5
+    # every operation schemathesis reads off the document was tried (the document against Flask's
+    # routes: tests/test_openapi_tokens.py)
+    assert documented > 30 and len(sent) == documented and total >= documented * 5
