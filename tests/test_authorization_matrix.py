@@ -264,7 +264,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     "POST /api/v1/cases/<path:case_ref>/corrigenda": every(401, pound_keeper=(403, 404), secretary=API_REFUSED,
                                                            sarpanch=(403, 404), appellate_authority=(403, 404),
                                                            receiving_officer=(403, 404), administrator=(403, 404)),
-    "POST /api/v1/cases/<path:case_ref>/owed/<int:index>/settle": every(401, pound_keeper=(403, 404),
+    "POST /api/v1/cases/<path:case_ref>/owed/<index>/settle": every(401, pound_keeper=(403, 404),
                                                                         secretary=(404, 404), sarpanch=(403, 404),
                                                                         appellate_authority=(403, 404),
                                                                         receiving_officer=(403, 404),

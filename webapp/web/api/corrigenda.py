@@ -73,7 +73,7 @@ def issue_corrigendum(case_ref: str) -> Response:
     return response
 
 
-def settle_owed(case_ref: str, index: int) -> Response:
+def settle_owed(case_ref: str, index: str) -> Response:
     """The secretary records money owed item ``index`` (from 1, ``owed`` of the case) paid to the
     party (a refund) or received from it (a collection); 201 with the case."""
     case = resolve_case(case_ref)
@@ -84,4 +84,4 @@ def settle_owed(case_ref: str, index: int) -> Response:
 # (rule, view, methods): added to the API blueprint by webapp.web.api.routes
 ROUTES = (("/cases/<path:case_ref>/corrigenda/<act_ref>", corrigendum_facts, ("GET",)),
           ("/cases/<path:case_ref>/corrigenda", issue_corrigendum, ("POST",)),
-          ("/cases/<path:case_ref>/owed/<int:index>/settle", settle_owed, ("POST",)))
+          ("/cases/<path:case_ref>/owed/<index>/settle", settle_owed, ("POST",)))
