@@ -39,6 +39,7 @@ or choice of a decision task) is never amended by corrigendum, nor a decision's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -640,12 +641,11 @@ def _shown(item: Amended) -> dict[str, Any]:
     for an animal of the opening record), amounts as Decimal rupees (printed as rupees)."""
     parts = item.field.split(".")
     animal, fact = (int(parts[1]), parts[2]) if len(parts) == 3 and parts[1].isdigit() else (None, item.field)
-    shown = {"label": item.field, "fact": fact, "animal": animal, "old": item.old, "new": item.new, "money": False}
+    shown: dict[str, Any] = {"label": item.field, "fact": fact, "animal": animal, "old": item.old, "new": item.new,
+                             "money": False}
     if item.field in MONEY_FIELDS:
-        try:
+        with contextlib.suppress(ArithmeticError):
             shown.update(old=Decimal(item.old), new=Decimal(item.new), money=True)
-        except ArithmeticError:
-            pass
     return shown
 
 
