@@ -39,6 +39,7 @@ or choice of a decision task) is never amended by corrigendum, nor a decision's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -646,13 +647,16 @@ MONEY_FIELDS = ("amount", "proceeds", "expenses", "amount_received", "security",
 
 
 def _shown(item: Amended) -> dict[str, Any]:
-    """A fact amended as the notice shows it: amounts as Decimal rupees (printed as rupees)."""
+    """A fact amended as the notice shows it: the field (``fact``, and ``animal``, its position,
+    for an animal of the opening record), amounts as Decimal rupees (printed as rupees)."""
+    parts = item.field.split(".")
+    animal, fact = (int(parts[1]), parts[2]) if len(parts) == 3 and parts[1].isdigit() else (None, item.field)
+    shown: dict[str, Any] = {"label": item.field, "fact": fact, "animal": animal, "old": item.old, "new": item.new,
+                             "money": False}
     if item.field in MONEY_FIELDS:
-        try:
-            return {"label": item.field, "old": Decimal(item.old), "new": Decimal(item.new), "money": True}
-        except ArithmeticError:
-            pass
-    return {"label": item.field, "old": item.old, "new": item.new, "money": False}
+        with contextlib.suppress(ArithmeticError):
+            shown.update(old=Decimal(item.old), new=Decimal(item.new), money=True)
+    return shown
 
 
 def settle(session: Session, user: User, case_ref: int | str, index: int | str) -> Case:
