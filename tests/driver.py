@@ -168,3 +168,17 @@ def order_stand_to_final(drive, period_end="2026-02-09", ordered_at="2026-02-09T
     drive.move(ordered_at)
     drive.act("sarpanch", "ut_order_stand")
     drive.fire_past(ist_midnight(appeal_end))
+
+
+def send_unsold_to_kishanpura(drive) -> None:
+    """One cow's case to the sarpanch's decision on unsold cattle: released to nobody, the notice
+    published on 2026-01-09, the auction over unsold (00:00 IST of 2026-01-12), and the cattle sent
+    on 2026-01-12 10:00 IST to Gram Panchayat Kishanpura for sale by its receiving officer
+    (Rule 130(d))."""
+    drive.start(ONE_COW)
+    drive.fire_past(ist_midnight("2026-01-09"))
+    publish(drive)
+    drive.fire_past(ist_midnight("2026-01-12"))
+    drive.move("2026-01-12T10:00:00+05:30")
+    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
+                                               "receiver": "Gram Panchayat Kishanpura"})

@@ -23,7 +23,7 @@ from webapp.services.tasks import tasklist
 from webapp.store import audit
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseTask, LedgerEntry, Notification
 
-from .driver import ONE_COW, TWO_COWS, at, ist_midnight, order_stand_to_final, publish, sell
+from .driver import ONE_COW, TWO_COWS, at, ist_midnight, order_stand_to_final, publish, sell, send_unsold_to_kishanpura
 
 D = Decimal
 
@@ -330,13 +330,7 @@ def test_a_death_after_an_interim_return_is_recorded_and_its_feeding_stops_that_
 def test_a_corrected_remittance_is_reversed_in_the_ledger_and_counts_for_nothing_in_the_receipts_register(drive):
     from webapp.services.reports import registers
     from webapp.store.models import Panchayat
-    drive.start(ONE_COW)
-    drive.fire_past(ist_midnight("2026-01-09"))
-    publish(drive)
-    drive.fire_past(ist_midnight("2026-01-12"))
-    drive.move("2026-01-12T10:00:00+05:30")
-    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
-                                               "receiver": "Gram Panchayat Kishanpura"})
+    send_unsold_to_kishanpura(drive)
     drive.move("2026-01-20T10:00:00+05:30")
     drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "7500.00"})
     drive.move("2026-01-20T11:00:00+05:30")
@@ -387,13 +381,7 @@ def test_the_receipts_register_marks_the_papers_of_a_corrected_act_cancelled(app
     from webapp.store.models import Panchayat
 
     from .test_web_pages import login
-    drive.start(ONE_COW)
-    drive.fire_past(ist_midnight("2026-01-09"))
-    publish(drive)
-    drive.fire_past(ist_midnight("2026-01-12"))
-    drive.move("2026-01-12T10:00:00+05:30")
-    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
-                                               "receiver": "Gram Panchayat Kishanpura"})
+    send_unsold_to_kishanpura(drive)
     drive.move("2026-01-20T10:00:00+05:30")
     drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "8000.00", "expenses": "7500.00"})
     drive.move("2026-01-20T11:00:00+05:30")

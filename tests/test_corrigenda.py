@@ -17,7 +17,7 @@ from webapp.services.cases import corrigenda
 from webapp.services.running import acts, uow
 from webapp.store.models import CaseDocument
 
-from .driver import ONE_COW, TWO_COWS, publish, sell
+from .driver import ONE_COW, TWO_COWS, publish, sell, send_unsold_to_kishanpura
 
 D = Decimal
 
@@ -152,14 +152,7 @@ def test_an_impoundment_tag_is_amended_after_the_notice_and_the_notice_reissued(
 
 
 def test_a_remittance_typed_10_short_is_amended_and_10_is_to_be_collected_from_the_receiving_officer(drive):
-    from .driver import ist_midnight
-    drive.start(ONE_COW)
-    drive.fire_past(ist_midnight("2026-01-09"))
-    publish(drive)
-    drive.fire_past(ist_midnight("2026-01-12"))
-    drive.move("2026-01-12T10:00:00+05:30")
-    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
-                                               "receiver": "Gram Panchayat Kishanpura"})
+    send_unsold_to_kishanpura(drive)
     drive.move("2026-01-20T10:00:00+05:30")
     drive.act("receiving_officer", "ut_record_remittance", {"proceeds": "7990.00", "expenses": "750.00"})
     act_id = latest_act(drive)
@@ -182,14 +175,7 @@ def test_a_remittance_typed_10_short_is_amended_and_10_is_to_be_collected_from_t
 
 
 def test_a_decision_on_the_merits_or_its_reasons_is_never_amended_and_the_last_day_is_enforced(drive):
-    from .driver import ist_midnight
-    drive.start(ONE_COW)
-    drive.fire_past(ist_midnight("2026-01-09"))
-    publish(drive)
-    drive.fire_past(ist_midnight("2026-01-12"))
-    drive.move("2026-01-12T10:00:00+05:30")
-    drive.act("sarpanch", "ut_decide_unsold", {"choice": "neighbouring_panchayat",
-                                               "receiver": "Gram Panchayat Kishanpura"})
+    send_unsold_to_kishanpura(drive)
     act_id = latest_act(drive)
     drive.move("2026-01-13T10:00:00+05:30")
     with pytest.raises(NotPermitted):  # the sarpanch's own act
