@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypeVar
 
@@ -368,6 +369,10 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
 
     On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
 
+    Every :data:`webapp.services.jobs.snapshots.SWEEP_SECONDS` (and at its first pass) it also lets go
+    the acts' snapshots that can no longer serve (:func:`webapp.services.jobs.snapshots.let_go_due`),
+    as far behind the clock as it fires.
+
     The worker reads the real clock: the installed clock (:func:`webapp.values.clock.current`), but never
     ahead of the wall clock (:class:`webapp.values.clock.NotAheadOfRealTime`), so in a live database no
     timer fires before its instant on the real clock, whatever wrote the timer or the clock.
@@ -410,6 +415,9 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
     stopper.start()
     log.info("timer worker %s started (%s; sleeps until the next due timer, at most %.2f s)", holder,
              "shared, row locks, LISTEN" if shared else "single, lease", max_sleep)
+    from webapp.services.jobs import snapshots  # imports this module (its scopes)
+
+    sweep_after = 0.0  # time.monotonic() of the next housekeeping of the acts' snapshots
     try:
         while not stop.is_set():
             waiter.begin_pass()
@@ -417,6 +425,10 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
                 fired = fire_due_cases(sessions, settle_seconds=settle)
                 if fired_log is not None:
                     fired_log.extend(f._replace(worker=holder) for f in fired)
+                if time.monotonic() >= sweep_after:  # the snapshots that can no longer serve, let go
+                    with clock.installed(clock.LaggingClock(clock.current(), timedelta(seconds=settle))):
+                        snapshots.let_go_due(sessions)
+                    sweep_after = time.monotonic() + snapshots.SWEEP_SECONDS
                 register(sessions, holder)
                 upcoming = next_due(sessions)
             except Exception:  # a worker that dies silently leaves every timer unfired: log, wait, go on
