@@ -6,7 +6,10 @@ a cow's fine 500.00, feeding 60.00 a day."""
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
+import time
 from datetime import date, datetime
 
 import pytest
@@ -15,7 +18,7 @@ from sqlalchemy import func, select, update
 from webapp.engine.execution import runtime
 from webapp.errors import Refused
 from webapp.services.cases import cases, corrections, corrigenda, overview
-from webapp.services.jobs import snapshots
+from webapp.services.jobs import snapshots, timers
 from webapp.services.running import acts, uow
 from webapp.store import audit
 from webapp.store.models import AuditEntry, Case, CaseAct, LedgerEntry
@@ -127,9 +130,8 @@ def test_a_correction_works_on_its_last_day_and_a_snapshot_gone_early_is_refused
     with drive.sessions() as s:
         s.execute(update(CaseAct).where(CaseAct.id == again).values(before=None))
         s.commit()
-    with drive.sessions() as s:
-        with pytest.raises(Refused) as info:
-            corrections.check(s, drive.officers["secretary"], s.get(Case, drive.case_id), s.get(CaseAct, again))
+    with drive.sessions() as s, pytest.raises(Refused) as info:
+        corrections.check(s, drive.officers["secretary"], s.get(Case, drive.case_id), s.get(CaseAct, again))
     assert info.value.message == (f"the case as the act “{name}” found it is no longer kept: it is let go once the "
                                   "act can no longer be corrected or amended")
     assert info.value.then == corrections.STANDS
@@ -173,3 +175,34 @@ def test_a_closed_case_keeps_no_snapshot_after_its_last_act_s_day_plus_90_and_it
     assert snapshots.let_go_due(drive.sessions).acts == []  # idempotent
     assert drive.case().state_json == case.state_json
     assert runtime.pack_state(case.state_json) == case.state_json
+
+
+def run_worker_while(drive, wait) -> None:
+    """The timer worker (2 s behind the clock) in a thread on the test's virtual clock, until ``wait()`` returns."""
+    stop = threading.Event()
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(timers.run_worker, drive.sessions, stop),
+                              kwargs={"max_sleep": 0.05, "settle": 2.0})
+    worker.start()
+    try:
+        wait()
+    finally:
+        stop.set()
+        worker.join(10)
+
+
+def test_the_timer_worker_lets_go_at_its_first_pass_behind_the_clock_by_its_settle_time(drive):
+    drive.start(ONE_COW)
+    publish(drive)  # 2026-01-09: let go from 2026-04-10 00:00 IST
+    drive.move("2026-04-10T00:00:01+05:30")  # one second past, the worker 2 s behind: not yet
+    run_worker_while(drive, lambda: time.sleep(0.5))
+    assert [keeps for _i, _n, keeps, _m, _e in act_rows(drive)] == [True]
+    drive.move("2026-04-10T00:00:02+05:30")
+
+    def until_let_go() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and act_rows(drive)[0][2]:
+            time.sleep(0.05)
+
+    run_worker_while(drive, until_let_go)
+    assert [keeps for _i, _n, keeps, _m, _e in act_rows(drive)] == [False]
+    assert len(audit_entries(drive)) == 1

@@ -41,7 +41,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from webapp.engine.execution import runtime
 from webapp.services.cases import corrections, corrigenda
-from webapp.services.jobs import timers
+from webapp.services.jobs import scopes
 from webapp.store import audit
 from webapp.store.models import Case, CaseAct
 from webapp.values import clock, legal_time
@@ -107,16 +107,16 @@ def _pack_closed(session: Session, cases: dict[int, tuple[str, str, int]]) -> li
     return packed
 
 
-def sweep(session: Session, panchayat_id: int | None = timers.LIVE, limit: int = BATCH) -> Swept:
+def sweep(session: Session, panchayat_id: int | None = scopes.LIVE, limit: int = BATCH) -> Swept:
     """One batch, in the caller's transaction, at the installed clock: let go the snapshots of up to
-    ``limit`` acts of the scope (:func:`webapp.services.jobs.timers.in_scope`) whose
+    ``limit`` acts of the scope (:func:`webapp.services.jobs.scopes.in_scope`) whose
     :func:`let_go_at` has come, oldest first, pack the closed cases that keep none any more, and
     audit it (one entry, when anything was done). Returns what it did."""
     now = clock.now()
     # an act of the last AMEND_DAYS days still serves in every zone: the index is read up to there only
     candidates = list(session.scalars(select(CaseAct).where(
         CaseAct.before.is_not(None), CaseAct.at < now - timedelta(days=corrigenda.AMEND_DAYS),
-        CaseAct.case_id.in_(timers.in_scope(select(Case.id), panchayat_id)))
+        CaseAct.case_id.in_(scopes.in_scope(select(Case.id), panchayat_id)))
         .order_by(CaseAct.at, CaseAct.id).limit(limit)))
     if not candidates:
         return Swept()
@@ -138,12 +138,12 @@ def sweep(session: Session, panchayat_id: int | None = timers.LIVE, limit: int =
 def let_go_due(sessions: sessionmaker[Session], limit: int = BATCH) -> Swept:
     """One housekeeping pass: :func:`sweep` batch by batch, each in its own transaction, until a batch
     lets nothing more go: the live Panchayats' acts at the installed clock, then each training
-    Panchayat's at its own clock (:func:`webapp.services.jobs.timers.training_clocks`). Idempotent.
+    Panchayat's at its own clock (:func:`webapp.services.jobs.scopes.training_clocks`). Idempotent.
     Returns everything it did."""
     total = Swept()
     with sessions() as session:
-        scopes = [(timers.LIVE, timedelta(0)), *timers.training_clocks(session)]
-    for panchayat_id, offset in scopes:
+        passes = [(scopes.LIVE, timedelta(0)), *scopes.training_clocks(session)]
+    for panchayat_id, offset in passes:
         with clock.installed(clock.ShiftedClock(clock.current(), offset)):
             while True:
                 with sessions() as session:
