@@ -206,3 +206,18 @@ def test_the_timer_worker_lets_go_at_its_first_pass_behind_the_clock_by_its_sett
     run_worker_while(drive, until_let_go)
     assert [keeps for _i, _n, keeps, _m, _e in act_rows(drive)] == [False]
     assert len(audit_entries(drive)) == 1
+
+
+def test_a_backlog_is_worked_off_a_pass_at_a_time(drive):
+    drive.start(ONE_COW)
+    publish(drive, full_price="15000.00")
+    sell(drive, bidder="Bidder B", amount="16000.00")
+    first, second = (row[0] for row in act_rows(drive))
+    drive.move("2026-04-10T00:00:00+05:30")
+    swept = snapshots.let_go_due(drive.sessions, limit=1, batches=1)
+    assert (swept.acts, swept.more, swept.wait_seconds) == ([first], True, snapshots.BACKLOG_SECONDS)
+    swept = snapshots.let_go_due(drive.sessions, limit=1, batches=1)
+    assert (swept.acts, swept.more) == ([second], True)  # a full batch: more may be due
+    swept = snapshots.let_go_due(drive.sessions, limit=1, batches=1)
+    assert (swept.acts, swept.more, swept.wait_seconds) == ([], False, snapshots.SWEEP_SECONDS)
+    assert [entry["acts"] for entry in audit_entries(drive)] == [[first], [second]]

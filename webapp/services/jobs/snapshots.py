@@ -50,8 +50,13 @@ log = logging.getLogger("rule130.snapshots")
 
 BATCH = 500
 """Acts looked at per transaction."""
+BATCHES = 20
+"""Batches per pass at most: a backlog (a database from before 0027_snapshot_lifetime) is worked
+off a pass at a time, between the worker's timer firings, never holding them up."""
 SWEEP_SECONDS = 600.0
-"""How often the timer worker runs the housekeeping (a snapshot is kept at most this much longer)."""
+"""How often the timer worker runs the housekeeping (a snapshot is kept at most this much longer);
+after a pass that left a backlog, again after :data:`BACKLOG_SECONDS`."""
+BACKLOG_SECONDS = 1.0
 AUDIT_KIND = "housekeeping.snapshots_let_go"
 
 
@@ -77,6 +82,13 @@ class Swept:
 
     acts: list[int] = field(default_factory=list)
     packed: list[int] = field(default_factory=list)
+    more: bool = False  # stopped at BATCHES batches: more may be due
+
+    @property
+    def wait_seconds(self) -> float:
+        """How long the worker waits before the next pass: :data:`BACKLOG_SECONDS` after a pass that
+        stopped with more due, else :data:`SWEEP_SECONDS`."""
+        return BACKLOG_SECONDS if self.more else SWEEP_SECONDS
 
 
 def _zones(session: Session, case_ids: set[int]) -> dict[int, tuple[str, str, int]]:
@@ -135,17 +147,22 @@ def sweep(session: Session, panchayat_id: int | None = scopes.LIVE, limit: int =
     return result
 
 
-def let_go_due(sessions: sessionmaker[Session], limit: int = BATCH) -> Swept:
+def let_go_due(sessions: sessionmaker[Session], limit: int = BATCH, batches: int = BATCHES) -> Swept:
     """One housekeeping pass: :func:`sweep` batch by batch, each in its own transaction, until a batch
-    lets nothing more go: the live Panchayats' acts at the installed clock, then each training
-    Panchayat's at its own clock (:func:`webapp.services.jobs.scopes.training_clocks`). Idempotent.
-    Returns everything it did."""
+    lets less than ``limit`` go (or ``batches`` batches, then ``more`` is set): the live Panchayats'
+    acts at the installed clock, then each training Panchayat's at its own clock
+    (:func:`webapp.services.jobs.scopes.training_clocks`). Idempotent. Returns everything it did."""
     total = Swept()
     with sessions() as session:
         passes = [(scopes.LIVE, timedelta(0)), *scopes.training_clocks(session)]
+    left = batches
     for panchayat_id, offset in passes:
         with clock.installed(clock.ShiftedClock(clock.current(), offset)):
             while True:
+                if left == 0:
+                    total.more = True
+                    break
+                left -= 1
                 with sessions() as session:
                     done = sweep(session, panchayat_id, limit)
                     session.commit()

@@ -351,9 +351,9 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
 
     On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
 
-    Every :data:`webapp.services.jobs.snapshots.SWEEP_SECONDS` (and at its first pass) it also lets go
-    the acts' snapshots that can no longer serve (:func:`webapp.services.jobs.snapshots.let_go_due`),
-    as far behind the clock as it fires.
+    Every :data:`webapp.services.jobs.snapshots.SWEEP_SECONDS` (and at its first pass; every second
+    while a backlog lasts) it also lets go the acts' snapshots that can no longer serve
+    (:func:`webapp.services.jobs.snapshots.let_go_due`), as far behind the clock as it fires.
 
     The worker reads the real clock: the installed clock (:func:`webapp.values.clock.current`), but never
     ahead of the wall clock (:class:`webapp.values.clock.NotAheadOfRealTime`), so in a live database no
@@ -407,8 +407,8 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
                     fired_log.extend(f._replace(worker=holder) for f in fired)
                 if time.monotonic() >= sweep_after:  # the snapshots that can no longer serve, let go
                     with clock.installed(clock.LaggingClock(clock.current(), timedelta(seconds=settle))):
-                        snapshots.let_go_due(sessions)
-                    sweep_after = time.monotonic() + snapshots.SWEEP_SECONDS
+                        swept = snapshots.let_go_due(sessions)
+                    sweep_after = time.monotonic() + swept.wait_seconds
                 register(sessions, holder)
                 upcoming = next_due(sessions)
             except Exception:  # a worker that dies silently leaves every timer unfired: log, wait, go on
