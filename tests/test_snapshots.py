@@ -21,7 +21,7 @@ from webapp.services.cases import cases, corrections, corrigenda, overview
 from webapp.services.jobs import snapshots, timers
 from webapp.services.running import acts, uow
 from webapp.store import audit
-from webapp.store.models import AuditEntry, Case, CaseAct, LedgerEntry
+from webapp.store.models import AuditEntry, Case, CaseAct, LedgerEntry, Panchayat
 from webapp.values import casefile
 
 from .driver import ONE_COW, TWO_COWS, order_stand_to_final, publish, sell
@@ -221,3 +221,21 @@ def test_a_backlog_is_worked_off_a_pass_at_a_time(drive):
     swept = snapshots.let_go_due(drive.sessions, limit=1, batches=1)
     assert (swept.acts, swept.more, swept.wait_seconds) == ([], False, snapshots.SWEEP_SECONDS)
     assert [entry["acts"] for entry in audit_entries(drive)] == [[first], [second]]
+
+
+def test_a_training_panchayats_acts_are_let_go_at_its_own_clock(drive):
+    drive.start(ONE_COW)
+    publish(drive)  # 2026-01-09: let go from 2026-04-10 00:00 IST
+    with drive.sessions() as s:
+        rmp = s.scalar(select(Panchayat).where(Panchayat.code == "RMP"))
+        rmp.training, rmp.clock_offset_seconds = True, 0
+        s.commit()
+    drive.move("2026-04-01T00:00:00+05:30")
+    assert snapshots.let_go_due(drive.sessions).acts == []
+    with drive.sessions() as s:
+        s.scalar(select(Panchayat).where(Panchayat.code == "RMP")).clock_offset_seconds = 9 * 86400
+        s.commit()
+    drive.move("2026-03-31T23:59:59.999999+05:30")
+    assert snapshots.let_go_due(drive.sessions).acts == []  # its clock reads 2026-04-09 23:59:59.999999 IST
+    drive.move("2026-04-01T00:00:00+05:30")
+    assert snapshots.let_go_due(drive.sessions).acts == [act_rows(drive)[0][0]]  # its clock: 2026-04-10 00:00 IST

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, defer, sessionmaker
 
 from webapp.engine.execution import runtime
 from webapp.services.cases import corrections, corrigenda
@@ -129,7 +129,7 @@ def sweep(session: Session, panchayat_id: int | None = scopes.LIVE, limit: int =
     candidates = list(session.scalars(select(CaseAct).where(
         CaseAct.before.is_not(None), CaseAct.at < now - timedelta(days=corrigenda.AMEND_DAYS),
         CaseAct.case_id.in_(scopes.in_scope(select(Case.id), panchayat_id)))
-        .order_by(CaseAct.at, CaseAct.id).limit(limit)))
+        .order_by(CaseAct.at, CaseAct.id).limit(limit).options(defer(CaseAct.before))))  # the blobs stay unread
     if not candidates:
         return Swept()
     cases = _zones(session, {act.case_id for act in candidates})
@@ -138,8 +138,6 @@ def sweep(session: Session, panchayat_id: int | None = scopes.LIVE, limit: int =
     if due:
         session.execute(update(CaseAct).where(CaseAct.id.in_(result.acts), CaseAct.before.is_not(None))
                         .values(before=None).execution_options(synchronize_session=False))
-        for act in due:
-            session.expire(act, ["before"])
         result.packed = _pack_closed(session, {act.case_id: cases[act.case_id] for act in due})
         audit.record(session, AUDIT_KIND, detail={"acts": result.acts, "cases_packed": result.packed,
                                                   "at": now.isoformat()})
