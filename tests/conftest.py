@@ -55,6 +55,7 @@ BOTH_DATABASES = {
     "test_registers": "the registers' aggregates over the ledger",
     "test_schema_matches_models": "the migrations against the models",
     "test_serve_restart": "the timer worker's lease",
+    "test_snapshots": "the snapshots let go by a bulk UPDATE, the partial index, the packed state",
     "test_simulator_isolation": "the timer worker's lease and the real clock's cap",
     "test_tasklist": "the task table's queries, claims and their consistency",
     "test_timer_wakeup": "LISTEN/NOTIFY on PostgreSQL",

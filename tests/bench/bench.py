@@ -6,7 +6,9 @@
 2. timers fired per second with 1, 2 and 4 worker processes on PostgreSQL;
 3. p50 and p95 of the "My tasks" query and page and of the case page (Flask test client) with
    ``--cases`` cases (default 100,000) in the database, on SQLite and on PostgreSQL;
-4. stored bytes per finished case.
+4. stored bytes per finished case: as the files grew (PostgreSQL's dead rows included), and after
+   a VACUUM (SQLite; PostgreSQL: VACUUM FULL) at close and once every window of its acts has
+   passed and the snapshots' housekeeping ran (webapp.services.jobs.snapshots), by table.
 
 Run from the repository (PostgreSQL at ``--postgres``, default 127.0.0.1:5432 database test; each
 part works in a schema of its own, dropped at the end)::
@@ -33,6 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -50,12 +53,12 @@ from handlers.context import HandlerContext
 from webapp.engine.execution import runtime
 from webapp.services.cases import cases
 from webapp.services.diagrams import repository
-from webapp.services.jobs import timers
+from webapp.services.jobs import snapshots, timers
 from webapp.services.people import users
 from webapp.services.running import uow
 from webapp.services.tasks import rules, tasks
 from webapp.store import db
-from webapp.store.models import Case, CaseTask, Panchayat, User
+from webapp.store.models import Case, CaseAct, CaseTask, Panchayat, User
 from webapp.values import clock, legal_time
 from webapp.values.casefile import Animal, CaseFile
 from webapp.values.tariff import DEFAULT_TARIFF
@@ -224,7 +227,56 @@ def table_bytes(store: Store) -> int:
         return int(session.scalar(text("PRAGMA page_count")) * session.scalar(text("PRAGMA page_size")))
 
 
-def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[str, dict[str, float]]:
+AFTER_WINDOWS = "2026-05-12T00:00:00" + IST
+"""Past every window of an s1 case's acts: its last act (the order, 2026-02-09) could be amended until
+2026-05-10, and its snapshot is let go from 2026-05-11 00:00 IST (webapp.services.jobs.snapshots)."""
+BIG_TABLES = ("case_act", "case_instance", "case_document", "audit_entry", "case_event", "notification")
+
+
+def vacuumed(store: Store, full: bool = True) -> tuple[int, dict[str, int]]:
+    """The database's bytes after a VACUUM (:func:`table_bytes`) and each table's (its indexes and
+    TOAST included). SQLite's VACUUM rebuilds the file, so the figure is the live data's pages;
+    PostgreSQL's VACUUM FULL rewrites every table (live rows only), while a plain VACUUM
+    (``full=False``) only marks dead rows' space free for new rows to reuse, and the files keep
+    their size."""
+    if store.name == "SQLite":
+        with store.sessions() as session:
+            session.connection().exec_driver_sql("VACUUM")
+            tables = dict(session.execute(text(
+                "SELECT m.tbl_name, sum(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name "
+                "GROUP BY m.tbl_name")).all())
+    else:
+        engine = store.sessions.kw["bind"]
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            names = list(connection.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")))
+            connection.exec_driver_sql(("VACUUM FULL " if full else "VACUUM ") + ", ".join(names))
+            tables = dict(connection.execute(text(
+                "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'")).all())
+    return table_bytes(store), {name: int(size or 0) for name, size in tables.items()}
+
+
+def snapshot_encodings(store: Store, ids: list[int]) -> dict[str, float]:
+    """Bytes per case of the acts' snapshots of cases ``ids`` as stored (zlib level 1), and as
+    they would be: zlib level 9; level 9 with the case's previous snapshot as zlib dictionary
+    (``zlib.compressobj(zdict=...)``, the first one plain); and the raw JSON."""
+    found = {"stored (zlib 1)": 0, "zlib 9": 0, "zlib 9, previous snapshot as dictionary": 0, "JSON": 0}
+    with store.sessions() as session:
+        for case_id in ids:
+            previous = b""
+            for before in session.scalars(select(CaseAct.before).where(CaseAct.case_id == case_id)
+                                          .order_by(CaseAct.id)):
+                raw = zlib.decompress(before or b"")
+                packer = zlib.compressobj(9, zdict=previous) if previous else zlib.compressobj(9)
+                found["stored (zlib 1)"] += len(before or b"")
+                found["zlib 9"] += len(zlib.compress(raw, 9))
+                found["zlib 9, previous snapshot as dictionary"] += len(packer.compress(raw) + packer.flush())
+                found["JSON"] += len(raw)
+                previous = raw
+    return {name: total / len(ids) for name, total in found.items()}
+
+
+def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[str, Any]:
     """``count`` whole s1 cases through the services on ``store`` and ``count`` on bare SpiffWorkflow,
     interleaved case by case (the order alternating), so that both columns are measured over the
     same minutes of a machine whose speed drifts (other tenants of shared cores). Returns, per
@@ -235,6 +287,9 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
         parsed = repository.load(repository.current(session))
     service_case(store.sessions, people, vc)  # warm the caches (parsed diagram, statements)
     bare_case(parsed, vc, 0)
+    vc.set(at(AFTER_WINDOWS))  # the warm case's snapshots go now, so only the measured cases' go later
+    snapshots.let_go_due(store.sessions)
+    base, base_tables = vacuumed(store)
     before = table_bytes(store)
     ids: list[int] = []
     seconds: dict[str, list[float]] = {"bare": [], "service": []}
@@ -259,9 +314,22 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
         json_bytes = session.scalar(select(func.sum(func.length(Case.state_json) + func.length(Case.file_json)))
                                     .where(Case.id.in_(ids)))
     assert done == count, f"only {done} of {count} cases finished as auction_final"
-    out = {column: {"rate": count / sum(times), "ms": 1000 * sum(times) / count,
+    out: dict[str, Any] = {column: {"rate": count / sum(times), "ms": 1000 * sum(times) / count,
                     "median_ms": 1000 * statistics.median(times)} for column, times in seconds.items()}
     out["service"].update(bytes=(after - before) / count, json_bytes=json_bytes / count)
+    # at close, and once every window of the cases' acts has passed and the housekeeping ran
+    closed, closed_tables = vacuumed(store)
+    out["encodings"] = snapshot_encodings(store, ids)
+    vc.set(at(AFTER_WINDOWS))
+    swept = snapshots.let_go_due(store.sessions)
+    assert len(swept.acts) == 4 * count and len(swept.packed) == count, (len(swept.acts), len(swept.packed))
+    reusable = vacuumed(store, full=False)[0] if store.name == "PostgreSQL" else None
+    rested, rested_tables = vacuumed(store)
+    out["storage"] = {"closed": (closed - base) / count, "rested": (rested - base) / count}
+    if reusable is not None:
+        out["storage"]["rested_plain_vacuum"] = (reusable - base) / count
+    out["tables"] = {name: ((closed_tables.get(name, 0) - base_tables.get(name, 0)) / count,
+                            (rested_tables.get(name, 0) - base_tables.get(name, 0)) / count) for name in BIG_TABLES}
     return out
 
 
@@ -524,6 +592,18 @@ def main(argv: list[str] | None = None) -> int:
                           f" (medians {service['median_ms'] / bare['median_ms']:4.2f}x)")
                     print(f"      stored per finished case: {service['bytes'] / 1024:6.1f} KiB in the database "
                           f"(state + case file JSON {service['json_bytes'] / 1024:5.1f} KiB)")
+                    kept = res["storage"]
+                    vacuum = "VACUUM" if store.name == "SQLite" else "VACUUM FULL"
+                    print(f"      per closed case after {vacuum}: {kept['closed'] / 1024:6.1f} KiB at close, "
+                          f"{kept['rested'] / 1024:6.1f} KiB once its windows passed (clock at {AFTER_WINDOWS[:10]}, "
+                          f"housekeeping run)")
+                    if "rested_plain_vacuum" in kept:
+                        print(f"      (after a plain VACUUM instead: {kept['rested_plain_vacuum'] / 1024:6.1f} KiB, the "
+                              f"space let go free for new rows but the files unshrunk)")
+                    print("      by table, KiB per case at close -> once its windows passed: " + ", ".join(
+                        f"{name} {a / 1024:.1f} -> {b / 1024:.1f}" for name, (a, b) in res["tables"].items()))
+                    print("      the acts' snapshots, KiB per case: " + ", ".join(
+                        f"{name} {size / 1024:.1f}" for name, size in res["encodings"].items()))
                 finally:
                     store.drop()
         if "timers" not in args.skip:

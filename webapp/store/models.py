@@ -20,6 +20,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
@@ -539,14 +540,18 @@ class CaseAct(Base):
     be corrected (webapp.services.cases.corrections; RULE130.md "Correcting a clerical mistake").
 
     ``before`` is the case row as the act found it (engine state, case file, status, outcome, the
-    list columns), as zlib-compressed JSON. ``marks_json`` holds the highest ids of the case's
+    list columns), as zlib-compressed JSON; None once the act can no longer be corrected nor
+    amended (webapp.services.jobs.snapshots: from the day after its last day for a corrigendum). ``marks_json`` holds the highest ids of the case's
     history rows, ledger entries, documents and task rows, and of all notifications, before the
     act: the rows above them, up to ``last_event_id`` in the history, are the act's. ``at`` is
     the act's one instant (UTC). Set once by a correction: ``corrected_at``, ``corrected_by``,
     ``correction_reason``, ``correction_event_id``."""
 
     __tablename__ = "case_act"
-    __table_args__ = (Index("ix_case_act_case", "case_id", "id"),)
+    __table_args__ = (Index("ix_case_act_case", "case_id", "id"),
+                      # the acts that still keep their snapshot, by instant (webapp.services.jobs.snapshots)
+                      Index("ix_case_act_snapshot", "at", postgresql_where=text("before IS NOT NULL"),
+                            sqlite_where=text("before IS NOT NULL")))
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))
     at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -555,7 +560,7 @@ class CaseAct(Base):
     actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("app_user.id"))
     actor_role: Mapped[str | None] = mapped_column(String(32))
     process_version_id: Mapped[int] = mapped_column(ForeignKey("process_version.id"))
-    before: Mapped[bytes] = mapped_column(LargeBinary)
+    before: Mapped[bytes | None] = mapped_column(LargeBinary)  # None once let go (0027_snapshot_lifetime)
     marks_json: Mapped[str] = mapped_column(Text)
     last_event_id: Mapped[int | None] = mapped_column(Integer)
     corrected_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

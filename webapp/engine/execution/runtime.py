@@ -25,14 +25,17 @@ from SpiffWorkflow.util.task import TaskState
 from webapp.engine.diagrams.parser import FORM_PROPERTY
 from webapp.engine.diagrams.verdicts import ParsedProcess
 from webapp.engine.execution.state import CHECK_DUMP_ENV as CHECK_DUMP_ENV
+from webapp.engine.execution.state import PACKED as PACKED
 from webapp.engine.execution.state import SERIALIZER as SERIALIZER
 from webapp.engine.execution.state import SPEC_KEYS as SPEC_KEYS
 from webapp.engine.execution.state import HandlerCall as HandlerCall
 from webapp.engine.execution.state import dump_state as dump_state
 from webapp.engine.execution.state import load_state as load_state
 from webapp.engine.execution.state import new_instance as new_instance
+from webapp.engine.execution.state import pack_state as pack_state
 from webapp.engine.execution.state import rebind as rebind
 from webapp.engine.execution.state import spec_json as spec_json
+from webapp.engine.execution.state import unpack_state as unpack_state
 from webapp.engine.scripts.sandbox import ScriptRefused
 from webapp.errors import EngineFailure, Rule130Error
 from webapp.values import clock

@@ -67,6 +67,11 @@ QUIET = ("notification", "refusal", "document")  # history rows that do not move
 REASON_LIMIT = 500
 VERSION_MOVED = N_("the case was moved to another version of the process")
 ACT_CORRECTED = "act_corrected"  # the notification template (webapp.services.notify.notifications)
+LET_GO = N_("the case as the act “%(act)s” found it is no longer kept: it is let go once the act can no longer be "
+            "corrected or amended")
+STANDS = M_("The act stands as recorded: it is changed by appeal under Rule 130(e) against the Panchayat's "
+            "decision, or by review by the authority that made the order.")
+"""The next step when an act can be neither corrected nor amended: it stands, and how it is changed instead."""
 
 
 @dataclass
@@ -99,6 +104,20 @@ def get_act(session: Session, case: Case, act_id: int | str) -> CaseAct:
     if act is None or act.case_id != case.id:
         raise NotFound(M_("no act %(act)s in case %(number)s", act=act_id, number=case.case_number))
     return act
+
+
+def kept(act: CaseAct) -> bytes:
+    """The case as ``act`` found it (``case_act.before``), which a correction puts back and a
+    corrigendum replays the act on.
+
+    Raises:
+        Refused: it was let go (:data:`LET_GO`, then :data:`STANDS`): the housekeeping drops it once
+            the act's last day for a corrigendum has passed (webapp.services.jobs.snapshots), so the
+            windows refuse such an act first; this names the reason should a clock ever disagree.
+    """
+    if act.before is None:
+        raise Refused(M_(LET_GO, act=M_(act.name)), then=STANDS)
+    return act.before
 
 
 def is_decision(act: CaseAct) -> bool:
@@ -167,7 +186,7 @@ def check(session: Session, user: User, case: Case, act: CaseAct) -> Plan:
     marks = acts.marks(act)
     entries = list(session.scalars(select(LedgerEntry).where(
         LedgerEntry.case_id == case.id, LedgerEntry.id > marks["ledger"]).order_by(LedgerEntry.id)))
-    before = casefile.load(acts.before_values(act.before)["file_json"])
+    before = casefile.load(acts.before_values(kept(act))["file_json"])
     paid, handed = _left(entries, before, cf_now)
     if paid is not None:
         raise Refused(M_("the act “%(act)s” %(what)s; money that has left the Panchayat "
@@ -219,7 +238,7 @@ def cannot_be_undone(session: Session, case_id: int) -> list[Message]:
         return []
     entries = list(session.scalars(select(LedgerEntry).where(
         LedgerEntry.case_id == case_id, LedgerEntry.id > acts.marks(act)["ledger"]).order_by(LedgerEntry.id)))
-    before = casefile.load(acts.before_values(act.before)["file_json"])
+    before = casefile.load(acts.before_values(kept(act))["file_json"])
     found = [M_("once you confirm, this act has %(what)s: no correction can undo that; a mistake can then only be "
                 "amended where it changes nothing the rule does", what=what)
              for what in _left(entries, before, casefile.load(case.file_json)) if what is not None]
@@ -300,7 +319,7 @@ def correct(session: Session, user: User, case_ref: int | str, act_id: int | str
     session.execute(delete(CaseTask).where(CaseTask.case_id == case.id, CaseTask.id > acts.marks(act)["task"]))
     session.flush()
     live.take(session, case)  # the instance this process kept is of the state being replaced
-    restored = acts.restore_columns(case, act.before)
+    restored = acts.restore_columns(case, kept(act))
     case.updated_at = now
     book = ledger.CaseLedger(session, case, user.id)
     reversals = []

@@ -202,8 +202,7 @@ def _check_issuer(user: User, act: CaseAct | None, cf: CaseFile, *, dated: bool 
                          day=last), then=STANDS)
 
 
-STANDS = M_("The act stands as recorded: it is changed by appeal under Rule 130(e) against the Panchayat's "
-            "decision, or by review by the authority that made the order.")
+STANDS = corrections.STANDS
 """The next step of a corrigendum refused: the act stands, and how it is changed instead."""
 
 
@@ -349,7 +348,7 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
                 row.state, row.ended_at, row.completed_by = tasklist.READY, None, None
             session.flush()
             live.take(session, case)
-            acts.restore_columns(case, act.before)
+            acts.restore_columns(case, corrections.kept(act))
             case.held_incident_id = None
             session.flush()
             match: dict[str, Any] = {"objector": subject} if subject and act.element_id == "ut_decide_objection" else {}
@@ -442,6 +441,7 @@ def plan(session: Session, user: User, case_ref: int | str, act_ref: int | str, 
     if case.process_version_id != act.process_version_id:
         raise Refused(M_("the act “%(act)s” was recorded on another version of the process; it cannot be replayed",
                          act=M_(act.name)), then=STANDS)
+    corrections.kept(act)  # refused, naming it, should its snapshot be let go (webapp.services.jobs.snapshots)
     event = _task_event(session, act)
     recorded = {k: str(v) for k, v in json.loads(event.detail_json or "{}").items()}
     amended = _amended_values(recorded, values)

@@ -20,17 +20,23 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple
 
 from sqlalchemy import Select, delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from webapp.errors import Conflict, Rule130Error
 from webapp.services.cases import cases
+from webapp.services.jobs import snapshots
+from webapp.services.jobs.scopes import _TRAINING_IDS
+from webapp.services.jobs.scopes import LIVE as LIVE  # the scopes of a pass, moved there, kept here for callers
+from webapp.services.jobs.scopes import in_scope as in_scope
+from webapp.services.jobs.scopes import training_clocks as training_clocks
 from webapp.services.running import uow
 from webapp.store import wakeup
-from webapp.store.models import Case, Panchayat, WorkerLease
+from webapp.store.models import Case, WorkerLease
 from webapp.values import clock
 
 log = logging.getLogger("rule130.timers")
@@ -57,23 +63,6 @@ def dialect_name(sessions: sessionmaker[Session]) -> str:
         return session.get_bind().dialect.name
 
 
-AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
-
-LIVE = None
-"""The scope of a pass over the live Panchayats' cases (every Panchayat but the training ones)."""
-_TRAINING_IDS = select(Panchayat.id).where(Panchayat.training.is_(True)).scalar_subquery()  # built once
-_TRAINING_CLOCKS = (select(Panchayat.id, Panchayat.clock_offset_seconds)
-                    .where(Panchayat.training.is_(True), Panchayat.archived_at.is_(None)).order_by(Panchayat.id))
-
-
-def in_scope(query: AnySelect, panchayat_id: int | None = LIVE) -> AnySelect:
-    """``query`` (over ``case_instance``) narrowed to the cases of the live Panchayats (``LIVE``:
-    every Panchayat but the training ones), or of the one Panchayat ``panchayat_id``."""
-    if panchayat_id is LIVE:
-        return query.where(Case.panchayat_id.not_in(_TRAINING_IDS))
-    return query.where(Case.panchayat_id == panchayat_id)
-
-
 def _due(now: datetime, panchayat_id: int | None = LIVE) -> Select[Case]:
     """Running cases, not held by an incident, whose next timer is due: of the live Panchayats
     (``LIVE``), or of the one Panchayat ``panchayat_id``."""
@@ -85,12 +74,6 @@ def due_case_ids(session: Session, now: datetime, limit: int = 100, panchayat_id
     """Running cases whose next timer is due, earliest first (of the live Panchayats, or of one)."""
     return list(session.scalars(_due(now, panchayat_id).with_only_columns(Case.id)
                                 .order_by(Case.next_timer_due).limit(limit)))
-
-
-def training_clocks(session: Session) -> list[tuple[int, timedelta]]:
-    """Each training Panchayat not put away by a reset, with how far its clock runs ahead."""
-    return [(panchayat_id, timedelta(seconds=seconds or 0))
-            for panchayat_id, seconds in session.execute(_TRAINING_CLOCKS)]
 
 
 def _run(session: Session, case: Case) -> tuple[str, ...]:
@@ -368,6 +351,10 @@ def run_worker(sessions: sessionmaker[Session], stop: threading.Event, *, max_sl
 
     On PostgreSQL several workers may run side by side (row locks share the work); on SQLite one.
 
+    Every :data:`webapp.services.jobs.snapshots.SWEEP_SECONDS` (and at its first pass; every second
+    while a backlog lasts) it also lets go the acts' snapshots that can no longer serve
+    (:func:`webapp.services.jobs.snapshots.let_go_due`), as far behind the clock as it fires.
+
     The worker reads the real clock: the installed clock (:func:`webapp.values.clock.current`), but never
     ahead of the wall clock (:class:`webapp.values.clock.NotAheadOfRealTime`), so in a live database no
     timer fires before its instant on the real clock, whatever wrote the timer or the clock.
@@ -410,6 +397,7 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
     stopper.start()
     log.info("timer worker %s started (%s; sleeps until the next due timer, at most %.2f s)", holder,
              "shared, row locks, LISTEN" if shared else "single, lease", max_sleep)
+    sweep_after = 0.0  # time.monotonic() of the next housekeeping of the acts' snapshots
     try:
         while not stop.is_set():
             waiter.begin_pass()
@@ -417,6 +405,10 @@ def _work(sessions: sessionmaker[Session], stop: threading.Event, max_sleep: flo
                 fired = fire_due_cases(sessions, settle_seconds=settle)
                 if fired_log is not None:
                     fired_log.extend(f._replace(worker=holder) for f in fired)
+                if time.monotonic() >= sweep_after:  # the snapshots that can no longer serve, let go
+                    with clock.installed(clock.LaggingClock(clock.current(), timedelta(seconds=settle))):
+                        swept = snapshots.let_go_due(sessions)
+                    sweep_after = time.monotonic() + swept.wait_seconds
                 register(sessions, holder)
                 upcoming = next_due(sessions)
             except Exception:  # a worker that dies silently leaves every timer unfired: log, wait, go on
