@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from webapp.errors import Conflict, Rule130Error
 from webapp.services.cases import cases
-from webapp.services.running import uow
+from webapp.services.running import case_rows, uow
 from webapp.store import wakeup
 from webapp.store.models import Case, Panchayat, WorkerLease
 from webapp.values import clock
@@ -104,7 +104,7 @@ def _run(session: Session, case: Case) -> tuple[str, ...]:
 
 
 def _fire(session: Session, case_id: int) -> int:
-    case = session.get(Case, case_id)
+    case = case_rows.load(session, case_id)
     if case is None or case.status != "running":
         return 0
     return len(_run(session, case))
@@ -116,7 +116,7 @@ def fire_case(sessions: sessionmaker[Session], case_id: int) -> int:
 
 
 def _fire_listed(session: Session, case_id: int) -> FiredCase | None:
-    case = session.get(Case, case_id)
+    case = case_rows.load(session, case_id)
     if case is None or case.status != "running":
         return None
     return FiredCase(case.id, case.case_number, _run(session, case))
