@@ -50,6 +50,7 @@ BOTH_DATABASES = {
     "test_ledger": "NUMERIC amounts and the ledger's invariants in SQL",
     "test_live_instances": "optimistic locking of the kept engine instances",
     "test_monitoring": "the timer lag's queries",
+    "test_statements_per_step": "the statements of a case's steps: each dialect locks and reads otherwise",
     "test_oversight": "the oversight's grouped queries and the ledger's balance trigger",
     "test_paths_refused": "ids beyond what an id column holds",
     "test_registers": "the registers' aggregates over the ledger",

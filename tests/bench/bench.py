@@ -287,7 +287,8 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
         parsed = repository.load(repository.current(session))
     service_case(store.sessions, people, vc)  # warm the caches (parsed diagram, statements)
     bare_case(parsed, vc, 0)
-    vc.set(at(AFTER_WINDOWS))  # the warm case's snapshots go now, so only the measured cases' go later
+    statements = count_statements(store, lambda: service_case(store.sessions, people, vc))
+    vc.set(at(AFTER_WINDOWS))  # the warm cases' snapshots go now, so only the measured cases' go later
     snapshots.let_go_due(store.sessions)
     base, base_tables = vacuumed(store)
     before = table_bytes(store)
@@ -316,7 +317,8 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
     assert done == count, f"only {done} of {count} cases finished as auction_final"
     out: dict[str, Any] = {column: {"rate": count / sum(times), "ms": 1000 * sum(times) / count,
                     "median_ms": 1000 * statistics.median(times)} for column, times in seconds.items()}
-    out["service"].update(bytes=(after - before) / count, json_bytes=json_bytes / count)
+    out["service"].update(bytes=(after - before) / count, json_bytes=json_bytes / count,
+                          statements_per_step=statements / STEPS)
     # at close, and once every window of the cases' acts has passed and the housekeeping ran
     closed, closed_tables = vacuumed(store)
     out["encodings"] = snapshot_encodings(store, ids)
@@ -331,6 +333,26 @@ def bench_whole_cases(store: Store, count: int, vc: clock.VirtualClock) -> dict[
     out["tables"] = {name: ((closed_tables.get(name, 0) - base_tables.get(name, 0)) / count,
                             (rested_tables.get(name, 0) - base_tables.get(name, 0)) / count) for name in BIG_TABLES}
     return out
+
+
+STEPS = 1 + len(S1_STEPS)  # units of work of an s1 case: the start, 4 acts, 3 timer passes
+
+
+def count_statements(store: Store, run: Callable[[], Any]) -> int:
+    """The SQL statements ``run`` sends to the driver (``before_cursor_execute``: an executemany or
+    a multi-row INSERT counts once), as tests/test_statements_per_step.py counts them."""
+    seen = [0]
+    bind = store.sessions.kw["bind"]
+
+    def count(*_args: Any) -> None:
+        seen[0] += 1
+
+    event.listen(bind, "before_cursor_execute", count)
+    try:
+        run()
+    finally:
+        event.remove(bind, "before_cursor_execute", count)
+    return seen[0]
 
 
 # -- 2. timers per second with 1, 2, 4 workers -------------------------------------------------------------
@@ -590,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"      service layer on {store.name:<11}: {service['rate']:7.1f} cases/s  ({service['ms']:6.1f} ms per case,"
                           f" median {service['median_ms']:6.1f} ms)  persistence costs {service['ms'] / bare['ms']:4.2f}x bare"
                           f" (medians {service['median_ms'] / bare['median_ms']:4.2f}x)")
+                    print(f"      SQL statements per step (start, 4 acts, 3 timer passes): "
+                          f"{service['statements_per_step']:5.2f}")
                     print(f"      stored per finished case: {service['bytes'] / 1024:6.1f} KiB in the database "
                           f"(state + case file JSON {service['json_bytes'] / 1024:5.1f} KiB)")
                     kept = res["storage"]

@@ -24,6 +24,7 @@ from webapp.engine.execution import runtime
 from webapp.errors import Conflict, InvalidDiagram, NotFound
 from webapp.i18n import M_
 from webapp.services.diagrams import versions
+from webapp.store import txcache
 from webapp.store.models import ProcessVersion, User, get_row
 from webapp.values import clock, textguard
 
@@ -148,7 +149,7 @@ def current(session: Session, process_id: str = PROCESS_ID) -> ProcessVersion:
     return version
 
 
-_CURRENT_ID = (select(ProcessVersion.id).where(ProcessVersion.process_id == bindparam("process_id"))
+_CURRENT_ID = (select(ProcessVersion.id, ProcessVersion.content_hash).where(ProcessVersion.process_id == bindparam("process_id"))
                .order_by(ProcessVersion.version.desc()).limit(1))
 
 
@@ -159,10 +160,11 @@ def current_id(session: Session, process_id: str = PROCESS_ID) -> int:
     Raises:
         NotFound: nothing deployed yet (run ``rule130 init-db``).
     """
-    version_id = session.scalar(_CURRENT_ID, {"process_id": process_id})
-    if version_id is None:
+    found = session.connection().execute(_CURRENT_ID, {"process_id": process_id}).first()
+    if found is None:
         raise _not_deployed(process_id)
-    return version_id
+    note_content_hash(session, found[0], found[1])  # the new case's run loads it next (load_id)
+    return int(found[0])
 
 
 def load(version: ProcessVersion) -> LoadedVersion:
@@ -185,6 +187,13 @@ def load(version: ProcessVersion) -> LoadedVersion:
 
 
 _CONTENT_HASH = select(ProcessVersion.content_hash).where(ProcessVersion.id == bindparam("version_id"))
+_HASHES = "content_hashes"  # txcache: version id -> content hash, read in this transaction with another row
+
+
+def note_content_hash(session: Session, version_id: int, content_hash: str) -> None:
+    """Note the content hash of version ``version_id`` as read in this transaction with another row
+    (the case a unit of work loads, the current version's id): :func:`load_id` then reads nothing."""
+    txcache.of(session, _HASHES)[version_id] = content_hash
 
 
 def load_id(session: Session, version_id: int) -> LoadedVersion:
@@ -192,8 +201,9 @@ def load_id(session: Session, version_id: int) -> LoadedVersion:
     is read (not the diagram, forms and spec, some hundreds of KB): what every unit of work on a
     case does. ``version_id`` must name a stored version (a case's foreign key does).
     """
-    # Core: one column, no ORM result (the row exists: a case's foreign key names it)
-    content_hash = session.connection().execute(_CONTENT_HASH, {"version_id": version_id}).scalar()
+    content_hash = txcache.of(session, _HASHES).get(version_id)
+    if content_hash is None:  # Core: one column, no ORM result (the row exists: a case's foreign key names it)
+        content_hash = session.connection().execute(_CONTENT_HASH, {"version_id": version_id}).scalar()
     with _cache_lock:
         cached = _cache.get(version_id)
     if content_hash is not None and cached is not None and cached[0] == content_hash:

@@ -34,7 +34,7 @@ from webapp.services.jobs.scopes import _TRAINING_IDS
 from webapp.services.jobs.scopes import LIVE as LIVE  # the scopes of a pass, moved there, kept here for callers
 from webapp.services.jobs.scopes import in_scope as in_scope
 from webapp.services.jobs.scopes import training_clocks as training_clocks
-from webapp.services.running import uow
+from webapp.services.running import case_rows, uow
 from webapp.store import wakeup
 from webapp.store.models import Case, WorkerLease
 from webapp.values import clock
@@ -87,7 +87,7 @@ def _run(session: Session, case: Case) -> tuple[str, ...]:
 
 
 def _fire(session: Session, case_id: int) -> int:
-    case = session.get(Case, case_id)
+    case = case_rows.load(session, case_id)
     if case is None or case.status != "running":
         return 0
     return len(_run(session, case))
@@ -99,7 +99,7 @@ def fire_case(sessions: sessionmaker[Session], case_id: int) -> int:
 
 
 def _fire_listed(session: Session, case_id: int) -> FiredCase | None:
-    case = session.get(Case, case_id)
+    case = case_rows.load(session, case_id)
     if case is None or case.status != "running":
         return None
     return FiredCase(case.id, case.case_number, _run(session, case))

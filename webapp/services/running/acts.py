@@ -14,7 +14,9 @@ reversals are not acts. Each act leaves one :class:`~webapp.store.models.CaseAct
   a refusal or a document means the case moved on after it).
 
 This is what a correction (:mod:`webapp.services.cases.corrections`) needs to put the case back exactly
-as it was; recording it costs one query and one compression per act.
+as it was; recording it costs one compression per act and no statement of its own: the marks are
+read with the case row (:mod:`webapp.services.running.case_rows`), the last history row in the
+act's INSERT.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import BindParameter, and_, bindparam, func, select
+from sqlalchemy import BindParameter, Table, and_, bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
+from webapp.store import txcache
 from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Notification, User
 from webapp.values import casefile, clock, pound
 
@@ -42,13 +45,28 @@ MARKS = ("event", "ledger", "document", "task", "notification")
 
 _CASE: BindParameter[int] = bindparam("case_id")
 # the highest id of each kind of row before an act (notifications of all cases: their case column has no index)
-_MARKS = select(
+MARK_COLUMNS = (
     select(func.max(CaseEvent.id)).where(CaseEvent.case_id == _CASE).scalar_subquery(),
     select(func.max(LedgerEntry.id)).where(LedgerEntry.case_id == _CASE).scalar_subquery(),
     select(func.max(CaseDocument.id)).where(CaseDocument.case_id == _CASE).scalar_subquery(),
     select(func.max(CaseTask.id)).where(CaseTask.case_id == _CASE).scalar_subquery(),
     select(func.max(Notification.id)).scalar_subquery(),
 )
+_MARKS = select(*MARK_COLUMNS)
+_LOADED_MARKS = "marks"  # txcache: case id -> (flushes when read, the marks read with the case row)
+# the act's row, with its last history row read in the same statement (bound as act_case_id: the
+# VALUES clause owns the name case_id)
+_INSERT_ACT = insert(cast(Table, CaseAct.__table__)).values(
+    last_event_id=select(func.max(CaseEvent.id)).where(CaseEvent.case_id == bindparam("act_case_id"))
+    .scalar_subquery())
+
+
+def loaded_marks(session: Session, case_id: int, values: Sequence[int | None]) -> None:
+    """Note the marks (:data:`MARK_COLUMNS`, in :data:`MARKS` order) read with the row of case
+    ``case_id`` (:func:`webapp.services.running.case_rows.load`): :func:`begin` takes them
+    instead of asking again while the session has not flushed since."""
+    txcache.of(session, _LOADED_MARKS)[case_id] = (txcache.flushes(session),
+                                                  {name: int(value or 0) for name, value in zip(MARKS, values, strict=True)})
 
 
 def snapshot(case: Case) -> bytes:
@@ -109,12 +127,15 @@ class ActRecord:
         if self.recorded:
             return
         self.recorded = True
-        # the history rows are written in bulk and keep no id (webapp.store.append): read the last
-        last = session.scalar(select(func.max(CaseEvent.id)).where(CaseEvent.case_id == self.case.id))
-        session.add(CaseAct(case_id=self.case.id, at=self.at, name=act_name(self.name, self.element_id, self),
-                            element_id=self.element_id, actor_user_id=self.user.id, actor_role=self.user.role,
-                            process_version_id=self.version_id, before=self.before,
-                            marks_json=json.dumps(self.marks), last_event_id=last))
+        # one INSERT, now (as the ORM row would be at the next flush), with the act's last history
+        # row read in it: the history rows are written in bulk and keep no id (webapp.store.append).
+        # Core, not the unit of work: the row and its compressed snapshot never pass through the
+        # flush hooks (audit, task table, immutable rows), none of which has anything to do with it.
+        session.connection().execute(_INSERT_ACT, {
+            "case_id": self.case.id, "act_case_id": self.case.id, "at": self.at,
+            "name": act_name(self.name, self.element_id, self), "element_id": self.element_id,
+            "actor_user_id": self.user.id, "actor_role": self.user.role, "process_version_id": self.version_id,
+            "before": self.before, "marks_json": json.dumps(self.marks)})
 
 
 INTERIM_DELIVERY = "Order of interim delivery on security"  # the act's name (a catalogue string)
@@ -134,10 +155,16 @@ def act_name(task_name: str | None, element_id: str | None, record: ActRecord) -
 
 
 def begin(session: Session, case: Case, user: User) -> ActRecord:
-    """Start recording an act of ``user`` on ``case``, as loaded and not yet changed (one query)."""
-    with session.no_autoflush:
-        row = session.execute(_MARKS, {"case_id": case.id}).one()
-    marks = {name: int(value or 0) for name, value in zip(MARKS, row, strict=False)}
+    """Start recording an act of ``user`` on ``case``, as loaded and not yet changed. The marks
+    are those read with the case row (:func:`loaded_marks`) when the session has not flushed
+    since, so they are still the highest ids; else one query reads them."""
+    known = txcache.of(session, _LOADED_MARKS).get(case.id)
+    if known is not None and known[0] == txcache.flushes(session):
+        marks = dict(known[1])
+    else:
+        with session.no_autoflush:
+            row = session.execute(_MARKS, {"case_id": case.id}).one()
+        marks = {name: int(value or 0) for name, value in zip(MARKS, row, strict=False)}
     return ActRecord(case=case, user=user, at=clock.now(), before=snapshot(case), marks=marks,
                      version_id=case.process_version_id)
 

@@ -13,10 +13,11 @@ from datetime import date
 from typing import Any
 
 from SpiffWorkflow.util.task import TaskState
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from webapp.engine.execution import runtime
+from webapp.store import txcache
 from webapp.store.models import Case, CaseTask
 from webapp.values import clock
 from webapp.values.casefile import CaseFile
@@ -26,6 +27,23 @@ READY, COMPLETED, CANCELLED = "ready", "completed", "cancelled"
 ESCALATION_OPERATION = "notify.task_escalated"  # the diagram's escalation path (handlers.notify)
 # run by every unit of work, built once: SQLAlchemy reuses its compiled form (values bound per call)
 _READY_ROWS = select(CaseTask).where(CaseTask.case_id == bindparam("case_id"), CaseTask.state == READY)
+# the same rows, each touched (a write that changes nothing) to lock it until the transaction ends
+_HOLD_READY = (update(CaseTask).where(CaseTask.case_id == bindparam("p_case_id"), CaseTask.state == READY)
+               .values(claimed_by=CaseTask.claimed_by).returning(CaseTask)
+               .execution_options(synchronize_session=False, populate_existing=True))
+_HELD = "ready_rows"  # txcache: case id -> (flushes when read, the ready rows held)
+
+
+def hold_ready(session: Session, case_id: int) -> list[CaseTask]:
+    """The ``ready`` rows of case ``case_id``, each locked until the transaction ends (one
+    ``UPDATE ... RETURNING`` that changes nothing: on PostgreSQL the rows' locks, on SQLite the
+    database's write lock, so a claim made at the same moment waits and then finds the task
+    completed). :func:`sync_case` takes these rows instead of reading them again while the session
+    has not flushed since. Nothing is flushed first."""
+    with session.no_autoflush:
+        rows = list(session.scalars(_HOLD_READY, {"p_case_id": case_id}))
+    txcache.of(session, _HELD)[case_id] = (txcache.flushes(session), rows)
+    return rows
 
 
 def _subject(cf: CaseFile, task: Any) -> str | None:
@@ -65,8 +83,12 @@ def sync_case(session: Session, case: Case, workflow: Any, cf: CaseFile, actor_i
     """
     now = clock.now()
     engine_ready = {str(t.id): t for t in runtime.ready_user_tasks(workflow)}
-    with session.no_autoflush:
-        rows = list(session.scalars(_READY_ROWS, {"case_id": case.id}))
+    held = txcache.of(session, _HELD).pop(case.id, None)
+    if held is not None and held[0] == txcache.flushes(session):
+        rows = held[1]  # read and locked by the act's holder check, nothing flushed since
+    else:
+        with session.no_autoflush:
+            rows = list(session.scalars(_READY_ROWS, {"case_id": case.id}))
     for row in rows:
         task = engine_ready.pop(row.task_id, None)
         if task is None:

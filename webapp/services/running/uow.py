@@ -27,7 +27,7 @@ from webapp.errors import CONFLICT_MESSAGE as CONFLICT_MESSAGE
 from webapp.errors import Conflict, NotFound, Rule130Error, TaskFailed
 from webapp.i18n import message_json
 from webapp.services.diagrams import repository
-from webapp.services.running import follows, holds, task_table
+from webapp.services.running import case_rows, follows, holds, task_table
 from webapp.store import db
 from webapp.store.models import Case, CaseEvent, ProcessVersion, User, get_row
 from webapp.values import casefile, clock
@@ -128,6 +128,7 @@ def _perform(sessions: sessionmaker[Session], action: str, fn: Callable[..., T],
         try:
             if isinstance(case_id, int):
                 db.lock_case(session, case_id)  # every writer of a case locks its row first: no deadlock
+                case_rows.load(session, case_id)  # then reads it, with its Panchayat and the act's marks
             # a copy of the context: the case number a CaseRun binds for the logs stays in this unit
             result = contextvars.copy_context().run(fn, session, *args, **kwargs)
             if dry_run:

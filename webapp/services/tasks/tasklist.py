@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Table, bindparam, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from webapp.errors import CONFLICT_MESSAGE, Conflict, NotFound, NotPermitted, Refused
@@ -36,6 +36,7 @@ from webapp.services.running.task_table import COMPLETED as COMPLETED
 from webapp.services.running.task_table import ESCALATION_OPERATION as ESCALATION_OPERATION
 from webapp.services.running.task_table import READY as READY
 from webapp.services.running.task_table import engine_ready_tasks as engine_ready_tasks
+from webapp.services.running.task_table import hold_ready
 from webapp.services.running.task_table import sync_case as sync_case
 from webapp.services.running.task_table import table_ready_tasks as table_ready_tasks
 from webapp.store import db
@@ -49,13 +50,6 @@ from webapp.values.deadlines import service_level as service_level
 
 # Statements run by every unit of work, built once: SQLAlchemy then reuses their compiled form
 # without building the expression and its cache key again (values are bound per call).
-_TASKS = cast(Table, CaseTask.__table__)
-_task_columns = _TASKS.c  # a Core UPDATE: nothing in the session changes, so no ORM bookkeeping
-_HOLD = (update(_TASKS)
-         .where(_task_columns.case_id == bindparam("p_case_id"), _task_columns.task_id == bindparam("p_task_id"),
-                _task_columns.state == READY,
-                or_(_task_columns.claimed_by.is_(None), _task_columns.claimed_by == bindparam("p_user_id")))
-         .values(claimed_by=_task_columns.claimed_by))
 STATUSES = (N_("ready"), N_("overdue"), N_("escalated"), N_("mine"), N_("unclaimed"), N_("completed"),
             N_("cancelled"))  # marked for the catalogue: a refusal lists them, translated
 DEFAULT_TZ = "Asia/Kolkata"
@@ -303,14 +297,17 @@ def _visible_row(session: Session, user: User, case_id: int | str, task_id: str)
 def check_holder(session: Session, case: Case, task_id: str, user: User) -> None:
     """Refuse to complete a task another officer holds; otherwise lock its row until commit.
 
-    The conditional UPDATE is the check: on PostgreSQL it takes the row lock, so a claim made at
-    the same moment waits for this transaction and then finds the task completed.
+    The conditional write is the check: the case's ready rows are read with a write that changes
+    nothing (:func:`webapp.services.running.task_table.hold_ready`), which on PostgreSQL takes
+    their row locks, so a claim made at the same moment waits for this transaction and then finds
+    the task completed; the task table's sync of this unit of work takes the same rows.
     Raises:
         Conflict: held by another officer (the message names them), or completed or cancelled by
             another transaction since this one read the case.
     """
-    hit = session.connection().execute(_HOLD, {"p_case_id": case.id, "p_task_id": str(task_id), "p_user_id": user.id})
-    if hit.rowcount:
+    ready = {row.task_id: row for row in hold_ready(session, case.id)}
+    held = ready.get(str(task_id))
+    if held is not None and held.claimed_by in (None, user.id):
         return
     row = session.scalar(select(CaseTask).where(CaseTask.case_id == case.id, CaseTask.task_id == str(task_id)))
     if row is None:  # no row for the task (a state the table never saw): nothing to check against
