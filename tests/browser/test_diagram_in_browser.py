@@ -72,7 +72,7 @@ def test_the_case_page_draws_its_diagram_without_javascript_and_zoom_loads_the_v
                 stroke: getComputedStyle(mark).stroke};
     }""")
     assert box["mark"] == "ut_release"
-    assert 0 <= box["left"] and box["right"] <= box["vw"], box  # fits the phone's screen
+    assert box["left"] >= 0 and box["right"] <= box["vw"], box  # fits the phone's screen
     assert box["left"] <= box["markLeft"] and box["markRight"] <= box["right"] and box["markWidth"] > 40, box
     assert box["stroke"] == "rgb(217, 72, 15)", box  # the active step's colour (style.css)
     served.clear()
