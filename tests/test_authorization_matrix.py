@@ -174,6 +174,7 @@ EXPECTED: dict[str, dict[str, tuple[int, int]]] = {
     # diagrams
     "GET /processes/current": every(200, anonymous=302),
     "GET /processes/<int:version_id>/bpmn": every(200, anonymous=302),
+    "GET /processes/<int:version_id>/picture-<language>.svg": every(200, anonymous=302),
     # administrators' pages
     "GET /admin/tokens": every(403, anonymous=302, administrator=200),
     "POST /admin/tokens/<int:token_id>/revoke": every(403, anonymous=302, administrator=(302, 404)),
@@ -397,6 +398,7 @@ PARAMS: dict[str, Callable[[World, str], Any]] = {
     "index": lambda w, side: 1,  # money owed under a corrigendum: the world's cases owe none
     "username": lambda w, side: "sec" if side == "own" else "pk-far",
     "act_path": lambda w, side: "reactivate",
+    "language": lambda w, side: "en",  # a version's picture (diagrams.process_svg)
 }
 FILENAMES = {"/static/<path:filename>": "style.css",
              "/vendor/bpmn-js/<version>/<path:filename>": "bpmn-navigated-viewer.production.min.js"}

@@ -47,3 +47,36 @@ def test_the_diagram_opens_on_the_active_step_legibly_and_zooms(size, browser, l
     keeper.click("#diagram-tools [data-zoom=active]")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     keeper.screenshot(path=str(SCREENSHOTS / f"diagram-{size['width']}.png"))
+
+
+def test_the_case_page_draws_its_diagram_without_javascript_and_zoom_loads_the_viewer(browser, live_server, served,
+                                                                                      virtual_clock):
+    """At 360 px: the case page's diagram is the server's SVG fitted to the screen, the active step
+    outlined, and no request for bpmn-js; "Zoom: the interactive diagram" opens the viewer."""
+    base = live_server
+    virtual_clock.set(at("2026-01-05T10:00:00+05:30"))
+    keeper = sign_in(browser, base, "pk", PHONE, "en")
+    served.clear()
+    case_id = impound_one_cow(keeper, base)  # ends on the case page
+    keeper.goto(f"{base}/cases/{case_id}", wait_until="load")
+    keeper.wait_for_load_state("networkidle")
+    assert [row[0] for row in served if row[0].startswith("/vendor/") or row[0].endswith(".js")] == []
+    # the picture arrived once (the version's, from the server), then from the browser's cache
+    assert [row[1] for row in served if row[0] == "/processes/1/picture-en.svg"] == [200]
+    box = keeper.evaluate("""() => {
+        const svg = document.querySelector('#case-picture svg.case-svg');
+        const mark = svg.querySelector('.mark.active');
+        const r = svg.getBoundingClientRect(), m = mark.getBoundingClientRect();
+        return {width: r.width, left: r.left, right: r.right, vw: document.documentElement.clientWidth,
+                mark: mark.getAttribute('data-marks'), markWidth: m.width, markLeft: m.left, markRight: m.right,
+                stroke: getComputedStyle(mark).stroke};
+    }""")
+    assert box["mark"] == "ut_release"
+    assert box["left"] >= 0 and box["right"] <= box["vw"], box  # fits the phone's screen
+    assert box["left"] <= box["markLeft"] and box["markRight"] <= box["right"] and box["markWidth"] > 40, box
+    assert box["stroke"] == "rgb(217, 72, 15)", box  # the active step's colour (style.css)
+    served.clear()
+    keeper.click("#diagram-zoom")
+    keeper.wait_for_selector("#diagram[data-rendered=true]")
+    assert any(row[0].endswith("bpmn-navigated-viewer.production.min.js") for row in served), served
+    assert keeper.locator('#diagram [data-element-id="ut_release"].marker-active').count() == 1

@@ -51,6 +51,12 @@ def test_a_page_is_compressed_cold_and_asks_for_nothing_but_itself_warm(path, br
                  and not row[0].endswith((".png", ".woff2"))]
     assert big_plain == [], big_plain
     assert all("-" in row[0].rsplit("/", 1)[-1] for row in statics), statics  # every one under its hashed name
+    if path == case_path:  # the diagram is the version's picture drawn on the server: no bpmn-js, no XML
+        assert [row for row in cold if row[0].startswith("/vendor/") or row[0].endswith("/bpmn")] == [], cold
+        pictures = [row for row in cold if row[0].startswith("/processes/")]
+        assert [(row[0], row[1]) for row in pictures] == [("/processes/1/picture-en.svg", 200)], cold
+        assert pictures[0][2] in ("gzip", "br", "zstd"), pictures
+        assert len(cold) == 4, cold  # the page, style.css, the picture, the icon
     _page, warm = view(browser, base, page, served, path, cold=False)
     # no revalidation round trip: the static files, the viewer and the deployed diagram come from the cache
     assert [row[0] for row in warm if row[0].startswith(("/static/", "/vendor/", "/processes/"))] == []

@@ -24,6 +24,7 @@ from webapp.errors import AlreadySubmitted, NotPermitted, Refused
 from webapp.i18n import M_, Message, flash_message, localize
 from webapp.i18n.formats import format_instant
 from webapp.services.cases import cases, corrections, overview, receivers, search
+from webapp.services.diagrams import pictures
 from webapp.services.money import ledger
 from webapp.services.papers import appeal_words, documents
 from webapp.services.people import users
@@ -33,8 +34,9 @@ from webapp.values import casefile, clock
 from webapp.values.casefile import Appeal, CaseFile
 from webapp.values.digits import ascii_digits
 from webapp.values.tariff import SPECIES
-from webapp.web.context import BPMN_JS_DIST, db_session, sessions
+from webapp.web.context import db_session, sessions
 from webapp.web.pages import check
+from webapp.web.pages.diagrams import version_picture
 from webapp.web.pages.officer import bp, me, words
 from webapp.web.pages.public import DEFAULT_TZ, fmt_words, notice_context, panchayat_of
 from webapp.web.pages.task_forms import whole_number
@@ -172,6 +174,12 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
     names = {task.task_spec.bpmn_id: task.task_spec.bpmn_name for task in run.wf.get_tasks()
              if getattr(task.task_spec, "bpmn_id", None)}
     entries = ledger.entries(session, case.id)
+    # the diagram drawn on the server (cached per version and language) with the case's marks over it;
+    # ?diagram=whole shows all of it, else the part around the active steps
+    picture = version_picture(version)
+    drawn_marks = pictures.marks(picture.drawing, marks.done, marks.active, marks.waiting)
+    whole = request.args.get("diagram") == "whole"
+    part = None if whole else pictures.around(picture.drawing, drawn_marks)
     context = {
         "case": case, "cf": cf, "tz": cf.timezone, "me": user,
         "panchayat": panchayat_of(session, case.panchayat_id),
@@ -191,7 +199,8 @@ def _case_page(case_id: int, *, status: int = 200, action: str | None = None, er
         "active_names": [names.get(i) or i for i in marks.active],
         "waiting_names": [names.get(i) or i for i in marks.waiting],
         "timer": overview.next_timer(run.wf) if running else None,
-        "bpmn_available": BPMN_JS_DIST.is_dir(),
+        "picture": picture, "drawn_marks": drawn_marks, "diagram_part": part, "diagram_whole": whole,
+        "undrawn_names": [overview.elements(version.bpmn_xml).get(i, ("", ""))[0] or i for i in picture.drawing.undrawn],
         "running": running, "action": action, "action_error": error, "action_then": then, "values": values or {},
     }
     return render_template("officer/case.html", **context), status

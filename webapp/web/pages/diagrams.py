@@ -1,5 +1,6 @@
-"""Process diagrams drawn in the browser with bpmn-js (served from npm's package, no CDN):
-the current process version, and one case's diagram with its current step and its path so far."""
+"""Process diagrams: a version's picture drawn on the server (SVG, no JavaScript; the case page
+shows it with the case's marks), and bpmn-js (served from npm's package, no CDN) for the pages that
+zoom: the current process version, and one case's diagram with its current step and its path so far."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 from flask import Blueprint, Response, abort, render_template, request, send_from_directory
 from sqlalchemy import select
 
-from webapp.i18n.languages import LANGUAGES
+from webapp.i18n.languages import LANGUAGES, current_language
 from webapp.services.cases import cases, overview
-from webapp.services.diagrams import repository
+from webapp.services.diagrams import pictures, repository
 from webapp.store.models import ProcessVersion
 from webapp.web.context import BPMN_JS_DIST, db_session, login_required
 from webapp.web.pages.officer import me
@@ -65,6 +66,35 @@ def process_xml(version_id: int) -> Any:
     # (private: it is behind the sign-in; a day, in case the labelling itself changes with a release)
     response.cache_control.private = True
     response.cache_control.max_age = 86400
+    return response
+
+
+def version_picture(version: ProcessVersion, language: str | None = None) -> pictures.Picture:
+    """The picture of ``version`` in ``language`` (the page's when None), from the cache."""
+    return pictures.picture(version.bpmn_xml, language or current_language())
+
+
+@bp.get("/processes/<int:version_id>/picture-<language>.svg")
+@login_required
+def process_svg(version_id: int, language: str) -> Any:
+    """A deployed version's diagram drawn as SVG on the server, its names in ``language`` (en, hi;
+    another: 404), without marks (the case page draws its marks over it). With ``?d=`` the
+    picture's digest (as pages link it): private and immutable for a year; without it or with
+    another digest (a release drew it otherwise): the current picture, not cached. A version whose
+    diagram cannot be drawn: 404."""
+    version = db_session().get(ProcessVersion, version_id) if version_id < 2**63 else None
+    if version is None or language not in LANGUAGES:
+        abort(404)
+    drawn = version_picture(version, language)
+    if not drawn.drawing.svg:
+        abort(404)
+    response = Response(drawn.drawing.svg, mimetype="image/svg+xml")
+    response.cache_control.private = True
+    if request.args.get("d") == drawn.digest:
+        response.cache_control.max_age = YEAR
+        response.cache_control.immutable = True
+    else:
+        response.cache_control.no_cache = True
     return response
 
 
