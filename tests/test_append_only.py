@@ -141,3 +141,42 @@ def test_a_replay_deletes_only_inside_its_savepoint_and_is_never_committed(publi
     with sessions() as session:
         assert session.scalar(text("SELECT count(*) FROM replay_scope")) == 0
     refused(sessions, "DELETE FROM case_event WHERE case_id = :c", "case history rows are never", c=case_id)
+
+
+def test_a_paper_documents_from_paper_and_its_paper_receipt_are_fixed(sessions, officers, virtual_clock):
+    """A document entered from the paper file stays so (``from_paper`` fixed since
+    0026a_append_only_paper), and a live document cannot be passed off as one from the paper; the
+    paper receipt keeps its number and amount, and is never deleted."""
+    from webapp.store.models import PaperReceipt
+
+    from .test_paper_cases import NOTICE, NOW, at, bring
+
+    virtual_clock.set(at(NOW))
+    brought = bring(sessions, officers["secretary"], [
+        NOTICE, {"do": "bid", "at": "2026-02-06T12:00:00+05:30", "bidder": "Mohan", "amount": "5200.00",
+                 "receipt_number": "R 4512", "amount_received": "5200.00"}])
+    sale = first(sessions, CaseDocument, case_id=brought.case_id, kind="sale_receipt", language="en")
+    assert (sale.number, sale.from_paper) == ("R 4512", True)
+    message = "a document is kept as issued"
+    refused(sessions, "UPDATE case_document SET from_paper = :f WHERE id = :id", message, id=sale.id, f=False)
+    refused(sessions, "UPDATE case_document SET from_paper = :f WHERE case_id = :c", message, c=brought.case_id, f=False)
+    assert first(sessions, CaseDocument, id=sale.id).from_paper is True
+    # the cancellation is still written once (the guard's other rule unchanged)
+    assert sql(sessions, "UPDATE case_document SET cancel_reason = 'wrong cow', cancelled_at = :t WHERE id = :id",
+               id=sale.id, t="2026-03-10 06:30:00") == 1
+    receipt = first(sessions, PaperReceipt, case_id=brought.case_id)
+    assert (receipt.number, str(receipt.amount)) == ("R 4512", "5200.00")
+    message = "a paper receipt is kept as entered"
+    refused(sessions, "UPDATE paper_receipt SET amount = 520 WHERE id = :id", message, id=receipt.id)
+    refused(sessions, "UPDATE paper_receipt SET number = 'R 4513', number_key = 'R4513' WHERE id = :id", message,
+            id=receipt.id)
+    refused(sessions, "DELETE FROM paper_receipt WHERE id = :id", message, id=receipt.id)
+    assert str(first(sessions, PaperReceipt, id=receipt.id).amount) == "5200.00"
+
+
+def test_a_live_document_cannot_be_marked_as_entered_from_paper(published):
+    sessions = published.sessions
+    notice = first(sessions, CaseDocument, case_id=published.case_id, kind="notice", language="en")
+    assert notice.from_paper is False
+    refused(sessions, "UPDATE case_document SET from_paper = :f WHERE id = :id", "a document is kept as issued",
+            id=notice.id, f=True)

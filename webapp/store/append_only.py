@@ -20,7 +20,7 @@ savepoint, and ``before_commit`` refuses a commit while ``replay_scope`` holds a
 ``once`` groups and no free columns refuses every UPDATE. The ledger's own trigger (migration 0011_ledger) predates this module and is kept.
 
 A migration passes the list of its own revision to :func:`create` (``AT_0022`` for
-0022_append_only), never :data:`GUARDS`: a later change is a new list under the new revision's
+0022_append_only, ``AT_0026`` for 0026a_append_only_paper), never :data:`GUARDS`: a later change is a new list under the new revision's
 name, so an old migration always does what it did.
 """
 
@@ -151,7 +151,22 @@ ACTS = Guard(
 AT_0022: tuple[Guard, ...] = (HISTORY, AUDIT, PROCESS_AUDIT, DOCUMENTS, ACTS)
 """The guards migration 0022_append_only made."""
 
-GUARDS = AT_0022
+DOCUMENTS_0026 = Guard(
+    "case_document", fixed=DOCUMENTS.fixed + ("from_paper",), once=DOCUMENTS.once, message=DOCUMENTS.message,
+    replayable=True)
+"""A document as issued, with ``from_paper`` (0023_papercases: entered from the paper file) fixed too."""
+PAPER_RECEIPTS = Guard("paper_receipt", fixed=(), message="a paper receipt is kept as entered from the paper file")
+"""A paper receipt of a paper case (0023_papercases): its number, amount and ledger entry as entered."""
+
+CHANGED_0026: tuple[Guard, ...] = (DOCUMENTS,)
+"""The guards of 0022_append_only that migration 0026a_append_only_paper replaces (its downgrade
+makes them again)."""
+AT_0026: tuple[Guard, ...] = (DOCUMENTS_0026, PAPER_RECEIPTS)
+"""The guards migration 0026a_append_only_paper made: the columns migrations 0023-0025 added to the
+guarded tables (``case_document.from_paper``; ``case_act``, ``case_event``, ``audit_entry`` and
+``process_audit`` got none), and the new record only ever added (``paper_receipt``)."""
+
+GUARDS = (HISTORY, AUDIT, PROCESS_AUDIT, ACTS) + AT_0026
 """The guards in force at the head revision (the tests' intruder drops these)."""
 
 

@@ -423,8 +423,9 @@ class CaseTask(Base):
         Index("ix_case_task_scope", "panchayat_id", "state", "lane", "act_by"),
         Index("ix_case_task_receiver", "receiver_id", "state", "act_by"),
         Index("ix_case_task_claimed", "claimed_by", "state"),
-        # the oversight pages: open tasks per Panchayat by stage, and those past a legal deadline (0022)
-        Index("ix_case_task_oversight", "panchayat_id", "state", "element_id", "deadline_on"),
+        # the oversight pages: open tasks per Panchayat by stage with their cases (from the index
+        # alone), and those past a legal deadline (0025_oversight, 0026_oversight_tasks)
+        Index("ix_case_task_oversight", "panchayat_id", "state", "element_id", "case_id", "deadline_on"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     case_id: Mapped[int] = mapped_column(ForeignKey("case_instance.id"))

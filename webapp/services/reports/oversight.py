@@ -30,7 +30,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, select
+from sqlalchemy import ColumnElement, Select, and_, case, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
 from webapp.errors import NotFound, NotPermitted, Refused
@@ -258,7 +258,7 @@ class _Place:
 
 
 def overview(session: Session, scope: Scope) -> Overview:
-    """The figures of every Panchayat of ``scope`` now (see the module's docstring), in seven
+    """The figures of every Panchayat of ``scope`` now (see the module's docstring), in six
     queries whatever the number of Panchayats.
 
     A case with two open tasks at once (a bid and an objection) counts under each task's stage, so
@@ -283,16 +283,14 @@ def overview(session: Session, scope: Scope) -> Overview:
             select(Case.panchayat_id, func.count(), func.coalesce(func.sum(Case.cattle_held), 0))
             .where(Case.status == "running", Case.panchayat_id.in_(in_scope)).group_by(Case.panchayat_id)):
         rows[pid].running, rows[pid].cattle_held = int(running), int(cattle)
-    # stages: the open tasks' cases (ix_case_task_oversight)
+    # stages and the cases with an open task, in one read of the open tasks (ix_case_task_oversight, index only)
     ready = and_(CaseTask.state == "ready", CaseTask.panchayat_id.in_(in_scope))
-    for pid, element, cases in session.execute(
-            select(CaseTask.panchayat_id, CaseTask.element_id, func.count(CaseTask.case_id.distinct()))
-            .where(ready).group_by(CaseTask.panchayat_id, CaseTask.element_id)):
+    with_task: dict[int, int] = defaultdict(int)
+    for pid, element, cases, first in session.execute(_open_tasks_by_stage(ready)):
         rows[pid].by_stage[element] = int(cases)
-    with_task: dict[int, int] = {pid: int(n) for pid, n in session.execute(
-        select(CaseTask.panchayat_id, func.count(CaseTask.case_id.distinct())).where(ready).group_by(CaseTask.panchayat_id))}
+        with_task[pid] += int(first or 0)
     for pid, row in rows.items():
-        waiting = row.running - int(with_task.get(pid, 0))
+        waiting = row.running - with_task[pid]
         if waiting > 0:
             row.by_stage[WAITING] = waiting
     # past a legal deadline: the last day is before the Panchayat's today
@@ -309,6 +307,20 @@ def overview(session: Session, scope: Scope) -> Overview:
     first = ordered[0] if ordered else None
     month = (first.today if first else legal_time.local_day(now, "Asia/Kolkata")).replace(day=1)
     return Overview(scope, month, ordered, _totals(scope, ordered, month), past)
+
+
+def _open_tasks_by_stage(ready: ColumnElement[bool]) -> Select[tuple[int, str, int, int]]:
+    """One query over the open tasks ``ready``: per Panchayat and stage (task element), the cases
+    waiting on it (a case with two open tasks of a stage counts once), and how many of them have no
+    open task of an earlier stage (by element id): their sum over a Panchayat's stages is its cases
+    with an open task. Reads ``panchayat_id, state, element_id, case_id`` only, all of them in
+    ``ix_case_task_oversight`` (migration 0026_oversight_tasks), so PostgreSQL answers from the index."""
+    tasks = select(CaseTask.panchayat_id, CaseTask.element_id, CaseTask.case_id,
+                   func.row_number().over(partition_by=CaseTask.case_id, order_by=CaseTask.element_id).label("nth")
+                   ).where(ready).subquery()
+    return (select(tasks.c.panchayat_id, tasks.c.element_id, func.count(tasks.c.case_id.distinct()),
+                   func.sum(case((tasks.c.nth == 1, 1), else_=0)))
+            .group_by(tasks.c.panchayat_id, tasks.c.element_id))
 
 
 def _past_deadlines(session: Session, ready: ColumnElement[bool], rows: dict[int, PanchayatRow]) -> list[PastDeadline]:
