@@ -152,7 +152,7 @@ AT_0022: tuple[Guard, ...] = (HISTORY, AUDIT, PROCESS_AUDIT, DOCUMENTS, ACTS)
 """The guards migration 0022_append_only made."""
 
 DOCUMENTS_0026 = Guard(
-    "case_document", fixed=DOCUMENTS.fixed + ("from_paper",), once=DOCUMENTS.once, message=DOCUMENTS.message,
+    "case_document", fixed=(*DOCUMENTS.fixed, "from_paper"), once=DOCUMENTS.once, message=DOCUMENTS.message,
     replayable=True)
 """A document as issued, with ``from_paper`` (0023_papercases: entered from the paper file) fixed too."""
 PAPER_RECEIPTS = Guard("paper_receipt", fixed=(), message="a paper receipt is kept as entered from the paper file")
@@ -166,7 +166,7 @@ AT_0026: tuple[Guard, ...] = (DOCUMENTS_0026, PAPER_RECEIPTS)
 guarded tables (``case_document.from_paper``; ``case_act``, ``case_event``, ``audit_entry`` and
 ``process_audit`` got none), and the new record only ever added (``paper_receipt``)."""
 
-GUARDS = (HISTORY, AUDIT, PROCESS_AUDIT, ACTS) + AT_0026
+GUARDS = (HISTORY, AUDIT, PROCESS_AUDIT, ACTS, *AT_0026)
 """The guards in force at the head revision (the tests' intruder drops these)."""
 
 

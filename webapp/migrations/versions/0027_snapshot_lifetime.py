@@ -11,7 +11,7 @@ On SQLite the column's nullability is changed by copying the table (Alembic's ba
 drops its triggers: the append-only guard of ``case_act`` (0022_append_only, unchanged) is made again.
 
 Revision ID: 0027_snapshot_lifetime
-Revises: 0025_oversight
+Revises: 0026a_append_only_paper
 """
 import sqlalchemy as sa
 from alembic import op
@@ -19,7 +19,7 @@ from alembic import op
 from webapp.store.append_only import ACTS, create, drop
 
 revision = "0027_snapshot_lifetime"
-down_revision = "0025_oversight"
+down_revision = "0026a_append_only_paper"
 branch_labels = None
 depends_on = None
 

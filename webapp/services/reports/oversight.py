@@ -286,9 +286,9 @@ def overview(session: Session, scope: Scope) -> Overview:
     # stages and the cases with an open task, in one read of the open tasks (ix_case_task_oversight, index only)
     ready = and_(CaseTask.state == "ready", CaseTask.panchayat_id.in_(in_scope))
     with_task: dict[int, int] = defaultdict(int)
-    for pid, element, cases, first in session.execute(_open_tasks_by_stage(ready)):
+    for pid, element, cases, counted_here in session.execute(_open_tasks_by_stage(ready)):
         rows[pid].by_stage[element] = int(cases)
-        with_task[pid] += int(first or 0)
+        with_task[pid] += int(counted_here or 0)
     for pid, row in rows.items():
         waiting = row.running - with_task[pid]
         if waiting > 0:
@@ -309,7 +309,7 @@ def overview(session: Session, scope: Scope) -> Overview:
     return Overview(scope, month, ordered, _totals(scope, ordered, month), past)
 
 
-def _open_tasks_by_stage(ready: ColumnElement[bool]) -> Select[tuple[int, str, int, int]]:
+def _open_tasks_by_stage(ready: ColumnElement[bool]) -> Select[Any]:
     """One query over the open tasks ``ready``: per Panchayat and stage (task element), the cases
     waiting on it (a case with two open tasks of a stage counts once), and how many of them have no
     open task of an earlier stage (by element id): their sum over a Panchayat's stages is its cases
