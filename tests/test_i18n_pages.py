@@ -180,7 +180,7 @@ def world(sessions, officers, virtual_clock, flaky_version):  # noqa: F811 - the
 
 
 SKIPPED = {  # GET rules that answer no HTML page: files, JSON, the metrics text
-    "static", "diagrams.bpmn_js", "diagrams.process_xml", "modeler.source", "admin_versions.download",
+    "static", "diagrams.bpmn_js", "diagrams.process_xml", "diagrams.process_svg", "modeler.source", "admin_versions.download",
     "monitor.metrics", "ops.health", "documents.pdf", "admin_officers.export_csv",
 }
 EXTRA_QUERIES = {  # the same page with its filters or search filled in
