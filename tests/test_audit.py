@@ -183,6 +183,42 @@ def test_concurrent_writers_keep_one_chain(sessions, database_url):
     assert verdict.ok and verdict.checked == len(trail)
 
 
+def test_a_writer_that_waited_for_the_head_chains_on_the_entry_it_waited_for(sessions, database_url):
+    """A second writer arrives while the first holds the head (PostgreSQL: the advisory lock; SQLite:
+    the write lock) and the first commits only after: the second's one reading of the head, taken
+    once the lock is granted, is the first's entry, not the head as it stood when it arrived."""
+    before = len(entries(sessions))
+    first = sessions()
+    audit.record(first, "test.first", actor="first")
+    first.flush()  # holds the head until it commits
+    arrived, done, errors = threading.Event(), threading.Event(), []
+
+    def second() -> None:
+        try:
+            with sessions() as session:
+                audit.record(session, "test.second", actor="second")
+                arrived.set()
+                session.commit()  # waits for the first writer
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert arrived.wait(10)
+    assert not done.wait(1.0), "the second writer did not wait for the head"
+    first.commit()
+    first.close()
+    thread.join(30)
+    assert not errors, errors
+    trail = entries(sessions)[before:]
+    assert [(e.kind, e.seq) for e in trail] == [("test.first", before + 1), ("test.second", before + 2)]
+    assert trail[1].prev_hash == trail[0].hash
+    with sessions() as session:
+        assert audit.verify(session).ok
+
+
 def test_one_transaction_reads_the_head_once_and_a_rolled_back_savepoint_is_not_chained(sessions, database_url):
     """Within one transaction the head is read (and locked) once, however many flushes append; a
     savepoint rolled back takes its entries with it, and the next append chains on what stands."""
@@ -191,7 +227,8 @@ def test_one_transaction_reads_the_head_once_and_a_rolled_back_savepoint_is_not_
     head_reads: list[str] = []
 
     def count(_conn, _cursor, statement, *_args) -> None:
-        if statement.startswith("SELECT audit_entry.seq, audit_entry.hash"):
+        # SQLite reads the head; PostgreSQL locks and reads it in one call (0028_audit_head)
+        if statement.startswith(("SELECT audit_entry.seq, audit_entry.hash", "SELECT head_seq, head_hash")):
             head_reads.append(statement)
 
     with sessions() as session:

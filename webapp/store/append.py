@@ -1,5 +1,5 @@
-"""Rows that are only ever added, written in bulk: case history, timer firings, notifications and
-audit entries.
+"""Rows that are only ever added, written in bulk: case history, timer firings, notifications,
+issued documents (each language version) and audit entries.
 
 The service layer adds these rows to the session like any other (so an autoflush writes them
 before a query that reads them). A flush writes them with one multi-row ``INSERT`` per table and
@@ -22,9 +22,12 @@ from typing import Any, cast
 from sqlalchemy import Insert, Table, insert, inspect
 from sqlalchemy.orm import Mapper, Session
 
-from webapp.store.models import AuditEntry, CaseEvent, Delivery, Notification, TimerFiring
+from webapp.store.models import AuditEntry, CaseDocument, CaseEvent, Delivery, Notification, TimerFiring
 
-BULK = (CaseEvent, TimerFiring, Notification, AuditEntry)
+# A document's rows are read back by their case and number, never by the id of a row just issued
+# (the history and the audit trail record its number and hashes): the English and Hindi versions
+# go in one INSERT on SQLite too, where the unit of work would send one each.
+BULK = (CaseEvent, TimerFiring, Notification, CaseDocument, AuditEntry)
 CHAINED = (AuditEntry,)  # written after their hashes are chained
 UNCHAINED = tuple(model for model in BULK if model not in CHAINED)
 

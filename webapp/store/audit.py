@@ -15,8 +15,9 @@ change itself. What an entry holds of a ledger entry, a history row and a docume
 :func:`record` (the sign-in page). New code that writes these rows is covered without a call.
 
 Concurrent writers: on PostgreSQL the chain head is serialized with a transaction-level advisory
-lock (``pg_advisory_xact_lock``), held until the writer commits; on SQLite the database's single
-writer does it. The unique ``seq`` refuses a fork should anything slip through.
+lock (``pg_advisory_xact_lock``), held until the writer commits, taken and followed by the head's
+reading in one statement (the function ``rule130_audit_head``, migration 0028_audit_head); on
+SQLite the database's single writer does it. The unique ``seq`` refuses a fork should anything slip through.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ _NAMES = "rule130.audit_names"  # session.info: user id -> username, read once p
 
 _HEAD_ROW = select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)  # built once
 _TAKE_WRITE_LOCK = text("UPDATE audit_entry SET seq = seq WHERE 1 = 0")
+_LOCK_AND_READ_HEAD = text("SELECT head_seq, head_hash FROM rule130_audit_head(:class)")  # PostgreSQL
 
 
 def _head(session: Session) -> tuple[int, str]:
@@ -88,10 +90,12 @@ def _head(session: Session) -> tuple[int, str]:
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
         # Advisory locks are database-wide: the schema's name in the key keeps two installations
-        # (or two test schemas) in one database from waiting on each other's chains.
-        session.execute(text("SELECT pg_advisory_xact_lock(:class, hashtext(current_schema()))"),
-                        {"class": ADVISORY_LOCK_CLASS})
-    elif dialect == "sqlite" and not _writing(session):
+        # (or two test schemas) in one database from waiting on each other's chains. The function
+        # (migration 0028_audit_head) takes the lock, then reads the head with a snapshot taken
+        # after the lock was granted: one statement.
+        row = session.connection().execute(_LOCK_AND_READ_HEAD, {"class": ADVISORY_LOCK_CLASS}).first()
+        return (row[0], row[1]) if row is not None and row[0] is not None else (0, GENESIS)
+    if dialect == "sqlite" and not _writing(session):
         session.execute(_TAKE_WRITE_LOCK)
     row = session.connection().execute(_HEAD_ROW).first()  # Core: plain columns, no ORM result
     return (row[0], row[1]) if row else (0, GENESIS)
