@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
-from sqlalchemy import bindparam, select
+from sqlalchemy import Engine, bindparam, event, select
 from sqlalchemy.orm import Session
 
 from webapp import i18n
@@ -63,6 +63,7 @@ from webapp.services.papers.document_texts import environment as environment
 from webapp.services.papers.document_texts import render as render
 from webapp.services.papers.document_texts import sha256 as sha256
 from webapp.services.papers.document_texts import title_of as title_of
+from webapp.store import json_rows, txcache
 from webapp.store.models import Case, CaseDocument, CaseEvent, Panchayat, User, get_row
 from webapp.values.casefile import CaseFile
 
@@ -107,15 +108,45 @@ _STORED = (select(CaseDocument.key, CaseDocument.kind, CaseDocument.number, Case
            .where(CaseDocument.case_id == bindparam("case_id")).distinct())
 
 
+_LOADED = "documents"  # txcache: case id -> (document writes when read, [(key, kind, number, in force)])
+_WRITES = "rule130.document_writes"  # connection.info: statements on it that wrote document rows
+_WRITING = ("INSERT INTO case_document", "UPDATE case_document", "DELETE FROM case_document")
+
+
+def loaded(session: Session, case_id: int, value: Any) -> None:
+    """Note the documents of case ``case_id`` read with its row (``[[key, kind, number, in force],
+    ...]``, :func:`webapp.store.json_rows.parsed`; :func:`webapp.services.running.case_rows.load`):
+    :func:`_stored` takes them instead of asking again while no statement on the transaction's
+    connection has written a document row since (an issue, a cancellation, the rows of an act put
+    back: the unit of work's or Core's)."""
+    rows = [(key, kind, number, bool(in_force)) for key, kind, number, in_force in json_rows.parsed(value)]
+    txcache.of(session, _LOADED)[case_id] = (session.connection().info.get(_WRITES, 0), rows)
+
+
+@event.listens_for(Engine, "before_cursor_execute")
+def _count_writes(connection: Any, _cursor: Any, statement: str, _parameters: Any, _context: Any,
+                  _many: bool) -> None:
+    if statement.lstrip().startswith(_WRITING):
+        connection.info[_WRITES] = connection.info.get(_WRITES, 0) + 1
+
+
+def _stored_rows(session: Session, case: Case) -> Any:
+    known = txcache.of(session, _LOADED).get(case.id)
+    if known is not None and known[0] == session.connection().info.get(_WRITES, 0):
+        return known[1]
+    return session.connection().execute(_STORED, {"case_id": case.id})
+
+
 def _stored(session: Session, case: Case) -> tuple[set[str], dict[str, int], dict[str, int]]:
     """The keys of the case's documents in force (not cancelled), how many documents of each number
     series it has, cancelled ones included (a document counts once, not per language; a number is
     never given twice), and how many times each act's document was issued (by its first key,
-    cancelled ones included): one query."""
+    cancelled ones included): those read with the case row (:func:`loaded`) while they stand, else
+    one query."""
     keys: set[str] = set()
     numbers: dict[str, set[str]] = {}
     issues: dict[str, int] = {}
-    for key, kind, number, in_force in session.connection().execute(_STORED, {"case_id": case.id}):
+    for key, kind, number, in_force in _stored_rows(session, case):
         if in_force:
             keys.add(_act_key(key))
         numbers.setdefault(SERIES.get(kind, kind), set()).add(number)

@@ -27,11 +27,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session
 
 from webapp.engine.execution import runtime
 from webapp.i18n import N_
 from webapp.services.notify import notifications
-from webapp.store import txcache
+from webapp.store import json_rows, txcache
 from webapp.store.models import DeadlineReminder
 from webapp.values import clock, legal_time
 
@@ -146,6 +147,15 @@ def deadlines_near(run: CaseRun) -> None:
 
 _REMINDERS = select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
     DeadlineReminder.case_id == bindparam("case_id"))  # built once: run by most units of work
+
+
+def loaded_reminders(session: Session, case_id: int, value: Any) -> None:
+    """Note the reminders of case ``case_id`` read with its row (``[[element id, due instant], ...]``,
+    :func:`webapp.store.json_rows.parsed`; :func:`webapp.services.running.case_rows.load`): the
+    first statement of the unit of work, and only :func:`deadlines_near` adds reminders, which it
+    notes here too, so they stand for the rest of the transaction."""
+    txcache.of(session, "reminders")[case_id] = {(element_id, json_rows.instant(due))
+                                                 for element_id, due in json_rows.parsed(value)}
 
 
 def _sent(run: CaseRun) -> dict[int, set[tuple[str, datetime]]]:
