@@ -439,8 +439,9 @@ def _document(session, case: Case) -> int:
                        title="Notice of impounded cattle", clause="Rule 130(a) and (b)", issued_at=clock.now(),
                        issued_by=None, html=html, sha256=documents.sha256(html))
     session.add(row)
-    session.flush()
-    return row.id
+    session.flush()  # written in bulk (webapp.store.append): the row keeps no id; read it back
+    return session.scalar(select(CaseDocument.id).where(CaseDocument.case_id == case.id,
+                                                        CaseDocument.number == row.number))
 
 
 @pytest.fixture
