@@ -45,6 +45,7 @@ BOTH_DATABASES = {
     "test_case_page": "the case search (text matching differs by database)",
     "test_corrections": "an act put back: rows deleted and restored in many tables",
     "test_corrigenda": "an act replayed in savepoints rolled back, under the ledger's append-only trigger",
+    "test_compression": "PostgreSQL's lz4 column compression",
     "test_crash": "a process killed before its commit: the transaction's atomicity",
     "test_hardening": "numbers beyond what a column holds",
     "test_ledger": "NUMERIC amounts and the ledger's invariants in SQL",
