@@ -61,14 +61,7 @@ def write(session: Session, models: tuple[type, ...] = BULK) -> int:
             by_keys.setdefault(tuple(values), []).append(values)
             session.expunge(obj)
         connection = session.connection()
-        # PostgreSQL: one INSERT with a row of VALUES per row (psycopg's executemany would send the
-        # statement once per row, in a pipeline: one round trip, but as many executions); SQLite's
-        # executemany runs the one prepared statement over the rows in C
-        many_values = connection.dialect.name == "postgresql"
         for batch in by_keys.values():
-            if many_values and len(batch) > 1:
-                connection.execute(_INSERTS[model].values(batch))
-            else:
-                connection.execute(_INSERTS[model], batch)
+            connection.execute(_INSERTS[model], batch)
             written += len(batch)
     return written
