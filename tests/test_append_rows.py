@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 class Statements:
     """The INSERT and SELECT statements run on an engine while in use: (verb, table, executemany,
-    rows): an executemany's parameter sets, or the rows of VALUES of one INSERT (PostgreSQL's)."""
+    rows): an executemany's parameter sets, or the rows of VALUES of one INSERT."""
 
     def __init__(self, engine) -> None:
         self.engine, self.seen = engine, []
@@ -65,7 +65,7 @@ def test_history_and_notices_added_together_go_in_one_insert_each_and_are_chaine
             session.add(Notification(user_id=officers[role].id, case_id=case_id, template="case_closed",
                                      message="closed", created_at=now))
         session.commit()
-    # one statement each (SQLite: an executemany; PostgreSQL: one INSERT with a row of VALUES per row)
+    # one statement each: an executemany of its rows
     assert [row[3] for row in seen.of("INSERT", "case_event")] == [3]
     assert [row[3] for row in seen.of("INSERT", "notification")] == [2]
     assert [row[3] for row in seen.of("INSERT", "audit_entry")] == [3]
