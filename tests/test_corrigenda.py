@@ -90,6 +90,31 @@ def test_a_full_price_bid_typed_16000_for_15500_is_amended_with_a_refund_owed_to
     assert drive.file().owed[0].settled_on is not None
 
 
+def test_a_notice_whose_full_price_was_mistyped_is_amended_though_it_sent_a_deadline_reminder(drive):
+    """The notice of 2026-01-09 opens the 3-day auction, whose last day (2026-01-12) is within the
+    "deadline near" window at once: the act sent that reminder. Its replay deletes the reminder in
+    the savepoint and sends it again, so the act replays as recorded and is amended; the real
+    amendment sends no second reminder."""
+    drive.start(ONE_COW)
+    publish(drive, full_price="12000.00")
+    act_id = latest_act(drive)
+    sent = sorted((e.kind, e.name) for e in drive.history() if e.kind == "notification")
+    assert ("notification", "deadline_near") in sent
+    dry = plan(drive, act_id, {"objection_period_days": "30", "full_price": "15000.00"})
+    number = drive.case().case_number
+    assert dry["fields"] == [{"field": "full_price", "old": "12000.00", "new": "15000.00"}]
+    assert dry["documents_reissued"] == [f"{number}/N1"] and dry["owed"] == []
+    done = issue(drive, act_id, {"full_price": "15000.00"}, reason="the full price is 15,000, typed as 12,000")
+    assert done["documents_reissued"] == [{"old": f"{number}/N1", "new": f"{number}/N2"}]
+    assert drive.file().notice.full_price == D("15000.00")
+    assert sorted((e.kind, e.name) for e in drive.history() if e.kind == "notification") == sent  # none again
+    with drive.sessions() as s:
+        n2 = s.scalar(select(CaseDocument.html).where(CaseDocument.case_id == drive.case_id,
+                                                      CaseDocument.number == f"{number}/N2",
+                                                      CaseDocument.language == "en"))
+    assert f"in place of {number}/N1" in n2 and "15,000.00" in n2
+
+
 def test_a_bid_amended_below_the_full_price_is_refused_the_act_stands_and_nothing_changes(drive):
     drive.start(ONE_COW)
     publish(drive, full_price="15000.00")

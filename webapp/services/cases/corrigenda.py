@@ -56,10 +56,21 @@ from webapp.services.cases import cases, corrections
 from webapp.services.cases.case_start import _animal_records
 from webapp.services.money import ledger, tariffs
 from webapp.services.papers import documents
-from webapp.services.running import acts, live
+from webapp.services.running import acts, alerts, live
 from webapp.services.tasks import tasklist, tasks
 from webapp.store import append_only
-from webapp.store.models import Case, CaseAct, CaseDocument, CaseEvent, CaseTask, LedgerEntry, Panchayat, User, get_row
+from webapp.store.models import (
+    Case,
+    CaseAct,
+    CaseDocument,
+    CaseEvent,
+    CaseTask,
+    DeadlineReminder,
+    LedgerEntry,
+    Panchayat,
+    User,
+    get_row,
+)
 from webapp.values import casefile, clock, deadlines, fees, legal_time, textguard
 from webapp.values.casefile import CaseFile, Owed
 
@@ -342,6 +353,11 @@ def _replay(session: Session, case: Case, act: CaseAct, data: dict[str, Any], su
             session.execute(delete(CaseDocument).where(CaseDocument.case_id == case.id,
                                                        CaseDocument.id > marks["document"]))
             session.execute(delete(CaseEvent).where(CaseEvent.case_id == case.id, CaseEvent.id > marks["event"]))
+            # the "deadline near" reminders the act and later steps sent go too, so that the act
+            # sends its own again (a notice whose auction's last day is near tells of it at once)
+            session.execute(delete(DeadlineReminder).where(DeadlineReminder.case_id == case.id,
+                                                           DeadlineReminder.sent_at >= act.at))
+            alerts.forget_reminders(session, case.id)
             for row in session.scalars(select(CaseTask).where(CaseTask.case_id == case.id,
                                                               CaseTask.id <= marks["task"],
                                                               CaseTask.ended_at >= act.at)):

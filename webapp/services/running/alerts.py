@@ -158,6 +158,12 @@ def loaded_reminders(session: Session, case_id: int, value: Any) -> None:
                                                  for element_id, due in json_rows.parsed(value)}
 
 
+def forget_reminders(session: Session, case_id: int) -> None:
+    """Have the next :func:`deadlines_near` of case ``case_id`` in this transaction read its
+    reminders sent again (a corrigendum's replay deleted some in its savepoint)."""
+    txcache.of(session, "reminders").pop(case_id, None)
+
+
 def _sent(run: CaseRun) -> dict[int, set[tuple[str, datetime]]]:
     """The (element, due instant) of the case's reminders sent: those stored, read once per
     transaction (no autoflush: an early flush would write the case row twice), and those this
