@@ -4,15 +4,14 @@ a case row and the short lists that belong to it (its reminders sent, its docume
 ``json_rows(a, b, ...)`` is an aggregate: each row of its group becomes the array ``[a, b, ...]``,
 and the group one array of them. SQLite: ``json_group_array(json_array(...))`` (its JSON1
 functions, built in since 3.38); PostgreSQL: ``json_agg(json_build_array(...))``, which gives NULL
-for no rows. :func:`parsed` turns the value the driver returns (text on SQLite, already decoded by
-psycopg on PostgreSQL, None) into a list of lists. A value keeps its JSON form: an instant is its
+for no rows. The construct's type is SQLAlchemy's ``JSON``, which decodes the value on both; :func:`parsed`
+turns it (or None) into a list of lists. A value keeps its JSON form: an instant is its
 database text (SQLite: ``2026-05-01 18:30:00.000000``, UTC, no offset; PostgreSQL: ISO 8601 with
 its offset), which :func:`instant` reads back as an aware UTC datetime; a boolean is 0/1 on SQLite.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,12 +39,8 @@ def _postgresql(element: json_rows, compiler: Any, **kw: Any) -> str:
 
 
 def parsed(value: Any) -> list[list[Any]]:
-    """The rows of a :class:`json_rows` value as read by the driver (``[]`` for none)."""
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes)):
-        value = json.loads(value)
-    return [list(row) for row in value]
+    """The rows of a :class:`json_rows` value as decoded (``[]`` for none: PostgreSQL's NULL)."""
+    return [list(row) for row in value or ()]
 
 
 def instant(text: str | None) -> datetime | None:

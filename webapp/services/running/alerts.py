@@ -145,6 +145,7 @@ def deadlines_near(run: CaseRun) -> None:
              days_left=left, consequence=period.consequence)
 
 
+_SENT = "reminders"  # txcache: case id -> {(element id, due instant)} of the reminders sent
 _REMINDERS = select(DeadlineReminder.element_id, DeadlineReminder.due_at).where(
     DeadlineReminder.case_id == bindparam("case_id"))  # built once: run by most units of work
 
@@ -154,21 +155,21 @@ def loaded_reminders(session: Session, case_id: int, value: Any) -> None:
     :func:`webapp.store.json_rows.parsed`; :func:`webapp.services.running.case_rows.load`): the
     first statement of the unit of work, and only :func:`deadlines_near` adds reminders, which it
     notes here too, so they stand for the rest of the transaction."""
-    txcache.of(session, "reminders")[case_id] = {(element_id, json_rows.instant(due))
+    txcache.of(session, _SENT)[case_id] = {(element_id, json_rows.instant(due))
                                                  for element_id, due in json_rows.parsed(value)}
 
 
 def forget_reminders(session: Session, case_id: int) -> None:
     """Have the next :func:`deadlines_near` of case ``case_id`` in this transaction read its
     reminders sent again (a corrigendum's replay deleted some in its savepoint)."""
-    txcache.of(session, "reminders").pop(case_id, None)
+    txcache.of(session, _SENT).pop(case_id, None)
 
 
 def _sent(run: CaseRun) -> dict[int, set[tuple[str, datetime]]]:
     """The (element, due instant) of the case's reminders sent: those stored, read once per
     transaction (no autoflush: an early flush would write the case row twice), and those this
     transaction added (:func:`deadlines_near` notes each)."""
-    sent = txcache.of(run.session, "reminders")
+    sent = txcache.of(run.session, _SENT)
     if run.case.id not in sent:
         with run.session.no_autoflush:
             sent[run.case.id] = {(element_id, due_at) for element_id, due_at in run.session.connection().execute(
